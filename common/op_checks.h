@@ -1,0 +1,157 @@
+// Host-side argument checks and row layouts shared by the CPU and CUDA entry points.
+//
+// Every op in this package treats its main tensor as `rows x D`: the last dim is the
+// normalized / rotated one and must be contiguous, the leading dims are rows. Rows may be
+// strided (views such as `x[:, 1:]` or one slice of a fused QKV projection): the leading dims
+// are collapsed into at most two levels, each with its own stride, so a kernel finds row `r`
+// at `(r / inner) * outer_stride + (r % inner) * inner_stride` without copying.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/util/Exception.h>
+
+#include <optional>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ltx {
+
+// Where each row of a `[..., D]` tensor starts, in elements.
+struct RowLayout {
+  int64_t rows = 0;          // number of rows (product of the leading dims)
+  int64_t inner = 1;         // rows in the inner level
+  int64_t outer_stride = 0;  // stride between inner blocks
+  int64_t inner_stride = 0;  // stride between consecutive rows of a block
+
+  int64_t offset(int64_t r) const {
+    return (r / inner) * outer_stride + (r % inner) * inner_stride;
+  }
+  // True when every row start is a multiple of `vec` elements.
+  bool strides_multiple_of(int64_t vec) const {
+    return outer_stride % vec == 0 && inner_stride % vec == 0;
+  }
+};
+
+// Collapses the leading dims of `t` (all but the last) into at most two strided levels.
+// Returns false when three or more levels would be needed.
+inline bool try_row_layout(const at::Tensor& t, RowLayout& out) {
+  const int64_t nd = t.dim();
+  const int64_t D = nd == 0 ? 1 : t.size(-1);
+  std::vector<int64_t> sizes, strides;  // collapsed levels, innermost first
+  for (int64_t d = nd - 2; d >= 0; --d) {
+    const int64_t s = t.size(d), st = t.stride(d);
+    if (s == 1) continue;
+    if (!sizes.empty() && st == strides.back() * sizes.back()) {
+      sizes.back() *= s;
+    } else {
+      sizes.push_back(s);
+      strides.push_back(st);
+    }
+  }
+  out = RowLayout{};
+  out.rows = D == 0 ? 0 : t.numel() / D;
+  if (sizes.empty()) {
+    out.inner = 1;
+    out.inner_stride = D;
+    out.outer_stride = D;
+    return true;
+  }
+  if (sizes.size() == 1) {
+    out.inner = sizes[0];
+    out.inner_stride = strides[0];
+    out.outer_stride = strides[0] * sizes[0];
+    return true;
+  }
+  if (sizes.size() == 2) {
+    out.inner = sizes[0];
+    out.inner_stride = strides[0];
+    out.outer_stride = strides[1];
+    return true;
+  }
+  return false;
+}
+
+inline std::string dtype_name(at::ScalarType t) { return c10::toString(t); }
+
+inline bool is_float_type(at::ScalarType t) {
+  return t == at::kFloat || t == at::kHalf || t == at::kBFloat16;
+}
+
+// The main input: floating dtype, on `device`, last dim contiguous, at least 1-d.
+inline void check_input(const at::Tensor& t, const char* name) {
+  TORCH_CHECK(t.dim() >= 1, name, ": expected at least 1 dimension, got a 0-d tensor");
+  TORCH_CHECK(is_float_type(t.scalar_type()), name,
+              ": dtype must be float32, float16 or bfloat16, got ", dtype_name(t.scalar_type()));
+  TORCH_CHECK(t.size(-1) <= 1 || t.stride(-1) == 1, name,
+              ": the last dimension must be contiguous (stride 1), got stride ", t.stride(-1));
+}
+
+inline void check_same_device(const at::Tensor& t, const at::Tensor& ref, const char* name,
+                              const char* ref_name) {
+  TORCH_CHECK(t.device() == ref.device(), name, ": expected a tensor on ", ref.device(),
+              " (the device of ", ref_name, "), got one on ", t.device());
+}
+
+// `out` must have x's shape, the given dtype, the same device, and a row layout.
+inline void check_out(const at::Tensor& out, const at::Tensor& x, at::ScalarType dtype,
+                      const char* name = "out") {
+  check_same_device(out, x, name, "input");
+  TORCH_CHECK(out.sizes() == x.sizes(), name, ": expected shape ", x.sizes(), ", got ",
+              out.sizes());
+  TORCH_CHECK(out.scalar_type() == dtype, name, ": expected dtype ", dtype_name(dtype), ", got ",
+              dtype_name(out.scalar_type()));
+  TORCH_CHECK(out.size(-1) <= 1 || out.stride(-1) == 1, name,
+              ": the last dimension must be contiguous (stride 1), got stride ", out.stride(-1));
+}
+
+// A per-feature vector (norm weight, bias): 1-d of size D, contiguous, x's dtype or float32.
+inline void check_feature_vector(const at::Tensor& w, const at::Tensor& x, const char* name) {
+  check_same_device(w, x, name, "input");
+  TORCH_CHECK(w.dim() == 1 && w.size(0) == x.size(-1), name, ": expected shape [", x.size(-1),
+              "] (the last dim of input), got ", w.sizes());
+  TORCH_CHECK(w.scalar_type() == x.scalar_type() || w.scalar_type() == at::kFloat, name,
+              ": dtype must match input (", dtype_name(x.scalar_type()),
+              ") or be float32, got ", dtype_name(w.scalar_type()));
+  TORCH_CHECK(w.numel() <= 1 || w.stride(0) == 1, name, ": must be contiguous");
+}
+
+inline void check_eps(double eps) {
+  TORCH_CHECK(eps >= 0.0, "eps: must be >= 0, got ", eps);
+}
+
+// Row layout of `t`, or an error naming it when its leading dims cannot be described by two
+// strided levels (call .contiguous() on such a tensor first).
+inline RowLayout row_layout(const at::Tensor& t, const char* name) {
+  RowLayout l;
+  TORCH_CHECK(try_row_layout(t, l), name,
+              ": the leading dims must collapse into at most two strided levels; got strides ",
+              t.strides(), " for shape ", t.sizes(), " (call .contiguous() first)");
+  return l;
+}
+
+// The input itself when its rows can be addressed with two strided levels, else a contiguous
+// copy (rare: views with three or more non-mergeable leading dims).
+inline at::Tensor contiguous_rows(const at::Tensor& t, const char* name) {
+  check_input(t, name);
+  RowLayout l;
+  return try_row_layout(t, l) ? t : t.contiguous();
+}
+
+// ---- per-op checks, shared by the CPU and CUDA entry points --------------------------------
+
+// rms_norm: out is x's dtype, or float32 when the weight is float32 (diffusers' RMSNorm keeps
+// the fp32 product when its weight is fp32).
+inline void check_rms_norm_args(const at::Tensor& out, const at::Tensor& x,
+                                const std::optional<at::Tensor>& weight, double eps) {
+  check_input(x, "input");
+  check_eps(eps);
+  const bool w32 = weight.has_value() && weight->scalar_type() == at::kFloat;
+  if (weight.has_value()) check_feature_vector(*weight, x, "weight");
+  const at::ScalarType odt =
+      (w32 && out.scalar_type() == at::kFloat) ? at::kFloat : x.scalar_type();
+  check_out(out, x, odt);
+}
+
+}  // namespace ltx

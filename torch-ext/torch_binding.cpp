@@ -1,0 +1,23 @@
+// The op schemas (one list for all backends) and each backend's implementations. The namespace
+// is TORCH_EXTENSION_NAME, unique per build, so that several builds load side by side.
+#include <torch/library.h>
+
+#include "registration.h"
+#include "torch_binding.h"
+
+#if defined(CPU_KERNEL)
+#define LTX_IMPL(ops, name) ops.impl(#name, c10::kCPU, &name)
+#elif defined(CUDA_KERNEL)
+#define LTX_IMPL(ops, name) ops.impl(#name, c10::kCUDA, &name)
+#else
+#error "build with CPU_KERNEL or CUDA_KERNEL defined"
+#endif
+
+TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
+  ops.def(
+      "rms_norm(Tensor! out, Tensor input, Tensor? weight, float eps, "
+      "bool round_before_weight) -> ()");
+  LTX_IMPL(ops, rms_norm);
+}
+
+REGISTER_EXTENSION(TORCH_EXTENSION_NAME)
