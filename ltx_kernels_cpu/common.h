@@ -1,0 +1,51 @@
+// Helpers shared by the CPU kernels: dtype dispatch to c10 types and float conversion.
+//
+// CPU kernels mirror the CUDA ones: fp32 math, one rounding at the store, rows in parallel
+// (at::parallel_for), and plain loops over contiguous floats that the compiler vectorizes.
+#pragma once
+
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "common/op_checks.h"
+
+namespace ltx {
+namespace cpu {
+
+template <typename T>
+inline float to_float(T v) {
+  return static_cast<float>(v);
+}
+
+// Round a float to T and back: the value PyTorch would see after `.to(T)`.
+template <typename T>
+inline float round_to(float v) {
+  return static_cast<float>(static_cast<T>(v));
+}
+
+// Converts n values of T to floats.
+template <typename T>
+inline void load_row(const T* src, float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+}
+
+// Rows per parallel task: about 64 KB of work each, at least one row.
+inline int64_t grain_rows(int64_t D) { return D >= 16384 ? 1 : (16384 + D - 1) / D; }
+
+// One float scratch row per task, reused across its rows.
+struct Scratch {
+  std::vector<float> a;
+  explicit Scratch(int64_t D) : a(static_cast<size_t>(D)) {}
+};
+
+}  // namespace cpu
+}  // namespace ltx
+
+// Runs the body with `scalar_t` bound to float, c10::Half or c10::BFloat16.
+#define LTX_CPU_DISPATCH_FLOAT_TYPES(dtype, name, ...) \
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, name, __VA_ARGS__)

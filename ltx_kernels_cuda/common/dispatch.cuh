@@ -1,0 +1,42 @@
+// Maps torch dtypes to native CUDA types, and run-time choices to compile-time constants.
+#pragma once
+
+#include <c10/core/ScalarType.h>
+#include <c10/util/Exception.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace ltx {
+
+template <typename T>
+struct CudaType;
+template <>
+struct CudaType<float> { using type = float; };
+template <>
+struct CudaType<at::Half> { using type = __half; };
+template <>
+struct CudaType<at::BFloat16> { using type = __nv_bfloat16; };
+
+}  // namespace ltx
+
+// Runs the body with `scalar_t` bound to the native CUDA type of `dtype` (float, __half,
+// __nv_bfloat16); any other dtype is an error naming `name`.
+#define LTX_DISPATCH_FLOAT_TYPES(dtype, name, ...)                                  \
+  [&] {                                                                               \
+    switch (dtype) {                                                                  \
+      case at::kFloat: {                                                              \
+        using scalar_t = float;                                                       \
+        return __VA_ARGS__();                                                         \
+      }                                                                               \
+      case at::kHalf: {                                                               \
+        using scalar_t = __half;                                                      \
+        return __VA_ARGS__();                                                         \
+      }                                                                               \
+      case at::kBFloat16: {                                                           \
+        using scalar_t = __nv_bfloat16;                                               \
+        return __VA_ARGS__();                                                         \
+      }                                                                               \
+      default:                                                                        \
+        TORCH_CHECK(false, name, ": unsupported dtype ", c10::toString(dtype));       \
+    }                                                                                 \
+  }()

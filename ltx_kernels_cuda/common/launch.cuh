@@ -1,0 +1,82 @@
+// Host-side launch helpers shared by the CUDA launchers: how many threads work on one row, and
+// the switches that turn run-time choices (vector width, registers per thread) into template
+// arguments, so that one kernel template with VEC = 1 is also the scalar path.
+#pragma once
+
+#include <type_traits>
+
+#include "common/op_checks.h"
+#include "ltx_kernels_cuda/common/rows.cuh"
+
+namespace ltx {
+
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+
+inline Rows to_rows(const RowLayout& l) { return Rows{l.inner, l.outer_stride, l.inner_stride}; }
+
+// How a row of `nvec` vectors is spread over threads: `group` threads per row, `chunks`
+// vectors per thread kept in registers (0: too long to keep, stream it twice), and
+// `rows_per_block` rows per block.
+struct RowConfig {
+  int group;
+  int chunks;
+  int rows_per_block;
+};
+
+inline int next_pow2(int v) {
+  int p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+inline int round_chunks(int c) { return c <= 1 ? 1 : c <= 2 ? 2 : c <= 4 ? 4 : c <= 8 ? 8 : 0; }
+
+// Aim for up to 4 vectors in flight per thread: enough independent 16-byte loads to cover
+// memory latency, few enough registers for full occupancy. Short rows use sub-warp groups
+// (several rows per warp) so that no lane idles; long rows use up to 1024 threads.
+inline RowConfig choose_row_config(int nvec, int block_threads = 256) {
+  RowConfig c{};
+  const int want = (nvec + 3) / 4;
+  if (want <= 32) {
+    c.group = next_pow2(want < 1 ? 1 : want);
+  } else {
+    c.group = (want + 31) / 32 * 32;
+  }
+  if (c.group > 1024) c.group = 1024;
+  c.chunks = round_chunks((nvec + c.group - 1) / c.group);
+  if (c.group >= 32 && c.chunks > 0) {
+    // Trim the group to the chunk count actually used (e.g. 3072 bf16: 96 threads x 4).
+    c.group = ((nvec + c.chunks - 1) / c.chunks + 31) / 32 * 32;
+  }
+  c.rows_per_block = c.group >= block_threads ? 1 : block_threads / c.group;
+  return c;
+}
+
+template <int N>
+using IntC = std::integral_constant<int, N>;
+
+// Calls f(IntC<V>) or f(IntC<1>).
+template <int V, typename F>
+void dispatch_vec(int vec, F&& f) {
+  if (vec == V) {
+    f(IntC<V>{});
+  } else {
+    f(IntC<1>{});
+  }
+}
+
+template <typename F>
+void dispatch_chunks(int chunks, F&& f) {
+  switch (chunks) {
+    case 1: f(IntC<1>{}); break;
+    case 2: f(IntC<2>{}); break;
+    case 4: f(IntC<4>{}); break;
+    case 8: f(IntC<8>{}); break;
+    default: f(IntC<0>{}); break;
+  }
+}
+
+}  // namespace ltx

@@ -1,0 +1,34 @@
+// Sum reductions over a group of G consecutive threads that work on one row.
+//
+// G is a power of two up to 32 (sub-warp groups, for short rows: several rows per warp) or a
+// multiple of 32 up to 1024 (whole warps, combined through shared memory).
+#pragma once
+
+namespace ltx {
+
+__device__ __forceinline__ float warp_sum(float v, int width) {
+  // xor-shuffles stay inside aligned groups of `width` lanes.
+  for (int offset = width / 2; offset > 0; offset /= 2) {
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  }
+  return v;
+}
+
+// Sum of `v` over the G threads of the calling thread's group; every thread of the group gets
+// the total. `smem` holds one float per warp of the block. The whole block must call it
+// (it synchronizes when G > 32).
+__device__ __forceinline__ float group_sum(float v, int G, float* smem) {
+  if (G <= 32) return warp_sum(v, G);
+  v = warp_sum(v, 32);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warps_per_group = G / 32;
+  const int first_warp = (warp / warps_per_group) * warps_per_group;
+  __syncthreads();  // smem may still be read by an earlier call
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  float total = 0.f;
+  for (int w = 0; w < warps_per_group; ++w) total += smem[first_warp + w];
+  return total;
+}
+
+}  // namespace ltx

@@ -1,0 +1,82 @@
+// Vector types and conversions for the CUDA kernels. No torch headers: device code only.
+//
+// Math is always in fp32. 16-bit values are converted on load and rounded once on store.
+// Packed bf16 conversions need sm_80; sm_75 (T4) takes the scalar conversion path, which the
+// cuda_bf16 header implements with integer operations.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace ltx {
+
+// N values of T, aligned so that one load or store is a single (or paired) 16-byte access.
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Vec {
+  T v[N];
+};
+
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <typename T>
+__device__ __forceinline__ T from_float(float x);
+template <>
+__device__ __forceinline__ float from_float<float>(float x) { return x; }
+template <>
+__device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+// Round a float to T and back: the value PyTorch would see after `.to(T)`.
+template <typename T>
+__device__ __forceinline__ float round_to(float x) {
+  return to_float(from_float<T>(x));
+}
+
+// Loads N values of T at p (aligned to the vector size when N > 1) into floats.
+template <typename T, int N>
+__device__ __forceinline__ void load_floats(const T* p, float (&f)[N]) {
+  const Vec<T, N> v = *reinterpret_cast<const Vec<T, N>*>(p);
+#pragma unroll
+  for (int i = 0; i < N; ++i) f[i] = to_float(v.v[i]);
+}
+
+// Rounds N floats to T and stores them at p (aligned to the vector size when N > 1).
+template <typename T, int N>
+__device__ __forceinline__ void store_floats(T* p, const float (&f)[N]) {
+  Vec<T, N> v;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  constexpr bool kPacked = std::is_same_v<T, __nv_bfloat16> && N % 2 == 0;
+#else
+  constexpr bool kPacked = false;
+#endif
+  if constexpr (kPacked) {
+#pragma unroll
+    for (int i = 0; i < N; i += 2) {
+      const __nv_bfloat162 pair = __floats2bfloat162_rn(f[i], f[i + 1]);
+      v.v[i] = pair.x;
+      v.v[i + 1] = pair.y;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) v.v[i] = from_float<T>(f[i]);
+  }
+  *reinterpret_cast<Vec<T, N>*>(p) = v;
+}
+
+// 16 bytes of T: 4 floats or 8 halves / bf16s.
+template <typename T>
+constexpr int kVec16 = 16 / static_cast<int>(sizeof(T));
+
+inline bool is_aligned(const void* p, int bytes) {
+  return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(bytes) == 0;
+}
+
+}  // namespace ltx

@@ -1,0 +1,165 @@
+// RMSNorm: out = x * rsqrt(mean(x^2) + eps) [* weight], fp32 math, one rounding to the output
+// dtype, or two where LlamaRMSNorm rounds (normalized value to x's dtype, then times weight).
+//
+// One group of G threads normalizes one row; a block holds several groups when rows are short.
+// The row stays in registers between the reduction and the write (CHUNKS vectors of VEC
+// elements per thread), so x is read from memory once; rows too long for that take a
+// streaming path that reads x twice (CHUNKS == 0).
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include "common/op_checks.h"
+#include "torch-ext/torch_binding.h"
+#include "ltx_kernels_cuda/common/dispatch.cuh"
+#include "ltx_kernels_cuda/common/launch.cuh"
+#include "ltx_kernels_cuda/common/reduce.cuh"
+#include "ltx_kernels_cuda/common/rows.cuh"
+#include "ltx_kernels_cuda/common/vec.cuh"
+
+namespace ltx {
+
+template <typename T, typename W, typename O>
+struct RmsNormParams {
+  O* out;           // [rows, D] at out_rows
+  const T* x;       // [rows, D] at x_rows
+  const W* weight;  // [D], or nullptr
+  Rows x_rows, out_rows;
+  int64_t rows;
+  int D;
+  int group;  // threads per row (G)
+  float eps;
+  bool round_before_weight;  // LlamaRMSNorm: weight * x_normed.to(x.dtype)
+};
+
+template <typename T, typename W, typename O, int VEC>
+__device__ __forceinline__ void rms_norm_write(const RmsNormParams<T, W, O>& p, O* out, int idx,
+                                               const float (&v)[VEC], float inv) {
+  float y[VEC];
+  float w[VEC];
+  if (p.weight != nullptr) load_floats<W, VEC>(p.weight + idx * VEC, w);
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) {
+    float n = v[i] * inv;
+    if (p.round_before_weight) n = round_to<T>(n);
+    y[i] = p.weight != nullptr ? n * w[i] : n;
+  }
+  store_floats<O, VEC>(out + idx * VEC, y);
+}
+
+template <typename T, typename W, typename O, int VEC, int CHUNKS>
+__global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
+  __shared__ float smem[32];
+  const int G = p.group;
+  const int lane = threadIdx.x % G;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / G) + threadIdx.x / G;
+  const bool active = row < p.rows;
+  const T* x = p.x + (active ? p.x_rows.offset(row) : 0);
+  O* out = p.out + (active ? p.out_rows.offset(row) : 0);
+  const int nvec = p.D / VEC;
+
+  if constexpr (CHUNKS > 0) {
+    float v[CHUNKS][VEC];
+    float ss = 0.f;
+#pragma unroll
+    for (int c = 0; c < CHUNKS; ++c) {
+      const int idx = c * G + lane;
+      if (active && idx < nvec) {
+        load_floats<T, VEC>(x + idx * VEC, v[c]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) v[c][i] = 0.f;
+      }
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) ss += v[c][i] * v[c][i];
+    }
+    ss = group_sum(ss, G, smem);
+    const float inv = rsqrtf(ss / static_cast<float>(p.D) + p.eps);
+#pragma unroll
+    for (int c = 0; c < CHUNKS; ++c) {
+      const int idx = c * G + lane;
+      if (active && idx < nvec) rms_norm_write<T, W, O, VEC>(p, out, idx, v[c], inv);
+    }
+  } else {
+    float ss = 0.f;
+    for (int idx = lane; active && idx < nvec; idx += G) {
+      float v[VEC];
+      load_floats<T, VEC>(x + idx * VEC, v);
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) ss += v[i] * v[i];
+    }
+    ss = group_sum(ss, G, smem);
+    const float inv = rsqrtf(ss / static_cast<float>(p.D) + p.eps);
+    for (int idx = lane; active && idx < nvec; idx += G) {
+      float v[VEC];
+      load_floats<T, VEC>(x + idx * VEC, v);
+      rms_norm_write<T, W, O, VEC>(p, out, idx, v, inv);
+    }
+  }
+}
+
+template <typename T, typename W, typename O>
+void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
+  // 16-byte accesses when every row start and every pointer allows them, scalar otherwise.
+  constexpr int V = kVec16<T>;
+  const bool vec_ok = p.D % V == 0 && is_aligned(p.x, 16) && is_aligned(p.out, sizeof(O) * V) &&
+                      (p.weight == nullptr || is_aligned(p.weight, sizeof(W) * V)) &&
+                      p.x_rows.outer_stride % V == 0 && p.x_rows.inner_stride % V == 0 &&
+                      p.out_rows.outer_stride % V == 0 && p.out_rows.inner_stride % V == 0;
+  const int vec = vec_ok ? V : 1;
+  const RowConfig cfg = choose_row_config(p.D / vec);
+  p.group = cfg.group;
+  const int64_t blocks = (p.rows + cfg.rows_per_block - 1) / cfg.rows_per_block;
+  const dim3 grid(static_cast<unsigned>(blocks)), block(cfg.group * cfg.rows_per_block);
+  dispatch_vec<V>(vec, [&](auto vec_c) {
+    constexpr int VC = decltype(vec_c)::value;
+    dispatch_chunks(cfg.chunks, [&](auto chunks_c) {
+      constexpr int CC = decltype(chunks_c)::value;
+      rms_norm_kernel<T, W, O, VC, CC><<<grid, block, 0, stream>>>(p);
+    });
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+}  // namespace ltx
+
+void rms_norm(at::Tensor& out, const at::Tensor& input,
+              const std::optional<at::Tensor>& weight, double eps, bool round_before_weight) {
+  using namespace ltx;
+  const at::Tensor x = contiguous_rows(input, "input");
+  check_rms_norm_args(out, x, weight, eps);
+  if (out.numel() == 0) return;
+  const c10::cuda::CUDAGuard guard(x.device());
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const RowLayout xl = row_layout(x, "input"), ol = row_layout(out, "out");
+  const bool w32 = weight.has_value() && weight->scalar_type() == at::kFloat;
+  const bool o32 = out.scalar_type() == at::kFloat;
+
+  LTX_DISPATCH_FLOAT_TYPES(x.scalar_type(), "input", [&] {
+    using T = scalar_t;
+    auto run = [&](auto w_tag, auto o_tag) {
+      using W = typename decltype(w_tag)::type;
+      using O = typename decltype(o_tag)::type;
+      RmsNormParams<T, W, O> p{};
+      p.out = reinterpret_cast<O*>(out.data_ptr());
+      p.x = reinterpret_cast<const T*>(x.data_ptr());
+      p.weight = weight.has_value() ? reinterpret_cast<const W*>(weight->data_ptr()) : nullptr;
+      p.x_rows = to_rows(xl);
+      p.out_rows = to_rows(ol);
+      p.rows = xl.rows;
+      p.D = static_cast<int>(x.size(-1));
+      p.eps = static_cast<float>(eps);
+      p.round_before_weight = round_before_weight;
+      launch_rms_norm(p, stream);
+    };
+    if constexpr (std::is_same_v<T, float>) {
+      run(TypeTag<float>{}, TypeTag<float>{});
+    } else if (!w32) {
+      run(TypeTag<T>{}, TypeTag<T>{});
+    } else if (!o32) {
+      run(TypeTag<float>{}, TypeTag<T>{});
+    } else {
+      run(TypeTag<float>{}, TypeTag<float>{});
+    }
+  });
+}
