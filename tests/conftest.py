@@ -1,0 +1,109 @@
+"""Shared test fixtures: load the kernel the way users do, on every backend this machine has.
+
+The kernel is loaded with `kernels.get_kernel(<repo-id>, version=1)`, redirected to this
+checkout's `build/` by `LOCAL_KERNELS` (set here unless the caller set it). Build first:
+`python tools/build.py` (and `--backends cuda,cpu` on a GPU machine).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+with open(ROOT / "build.toml", "rb") as _f:
+    REPO_ID = tomllib.load(_f)["general"]["hub"]["repo-id"]
+os.environ.setdefault("LOCAL_KERNELS", f"{REPO_ID}={ROOT}")
+
+HAS_CUDA = torch.cuda.is_available()
+BACKENDS = [
+    "cpu",
+    pytest.param("cuda", marks=pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device")),
+]
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+
+_kernels: dict[str, object] = {}
+
+
+def load_kernel(backend: str):
+    """The kernel module for `backend`, loaded through get_kernel + LOCAL_KERNELS."""
+    if backend not in _kernels:
+        from kernels import get_kernel
+
+        # On a CUDA torch the default variant is the CUDA one; the CPU variant is asked for.
+        kw = {"backend": "cpu"} if backend == "cpu" and torch.version.cuda else {}
+        _kernels[backend] = get_kernel(REPO_ID, version=1, **kw)
+    return _kernels[backend]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def kernel(backend):
+    return load_kernel(backend)
+
+
+@pytest.fixture
+def device(backend) -> torch.device:
+    return torch.device(backend)
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
+
+
+# ---- tolerances ------------------------------------------------------------------------------
+# Element-wise |out - ref| <= atol + rtol * |ref| against a float64 reference. A 16-bit output
+# carries up to half an ulp of rounding (2^-11 relative for fp16, 2^-8 for bf16); a second
+# rounding where the target model rounds twice (LlamaRMSNorm) adds another. rtol allows two
+# ulps, about twice the error of PyTorch's own 16-bit computation; atol covers values near 0.
+TOL = {
+    torch.float32: dict(atol=1e-5, rtol=1e-5),
+    torch.float16: dict(atol=1e-3, rtol=2 * 2.0**-10),
+    torch.bfloat16: dict(atol=1e-2, rtol=2 * 2.0**-7),
+}
+
+
+def assert_close(out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype | None = None, *,
+                 scale: float = 1.0) -> None:
+    """Compare `out` with a float64 (or fp32) reference, using the tolerance of `dtype`
+    (default: out's dtype), multiplied by `scale` for ops whose references round more than once
+    (the reason is given at each call site)."""
+    dtype = dtype or out.dtype
+    assert out.shape == ref.shape, f"shape {tuple(out.shape)} != {tuple(ref.shape)}"
+    o, r = out.double().cpu(), ref.double().cpu()
+    assert not torch.isnan(o).any(), "NaN in output (unwritten poisoned element?)"
+    tol = TOL[dtype]
+    torch.testing.assert_close(o, r, atol=tol["atol"] * scale, rtol=tol["rtol"] * scale)
+
+
+def poisoned(shape, dtype, device) -> torch.Tensor:
+    """An output buffer full of NaN: an element the kernel does not write stays NaN."""
+    return torch.full(shape, float("nan"), dtype=dtype, device=device)
+
+
+def make_input(shape, dtype, device, layout: str = "contiguous") -> torch.Tensor:
+    """Random input of `shape` laid out as asked: `contiguous`; `strided` (rows padded: every
+    row starts after a gap); `misaligned` (a view starting one element in, so no row is
+    16-byte aligned: forces the scalar path)."""
+    *lead, D = shape
+    if layout == "contiguous":
+        return torch.randn(shape, dtype=dtype, device=device)
+    if layout == "strided":
+        base = torch.randn(*lead, D + 8, dtype=dtype, device=device)
+        return base[..., :D]
+    if layout == "misaligned":
+        base = torch.randn(*lead, D + 1, dtype=dtype, device=device)
+        return base[..., 1:]
+    raise ValueError(layout)
+
+
+LAYOUTS = ["contiguous", "strided", "misaligned"]

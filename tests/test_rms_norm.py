@@ -1,0 +1,222 @@
+"""rms_norm: against float64 references on every backend, dtype, layout and the DESIGN.md shape
+list; opcheck; torch.compile; bad inputs; the transformers and diffusers layers."""
+
+import pytest
+import torch
+
+from conftest import DTYPES, HAS_CUDA, LAYOUTS, assert_close, make_input, poisoned
+
+HIDDEN_SIZES = [1, 7, 8, 768, 769, 2048, 3072, 5120, 5125, 8192, 16384]
+WEIGHTS = ["none", "same", "fp32"]
+
+
+def ref_rms_norm(x, weight, eps, round_before_weight=False, round_dtype=None):
+    """float64 reference; with round_before_weight, the normalized value is rounded to
+    `round_dtype` first, where LlamaRMSNorm rounds."""
+    xd = x.double()
+    n = xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + eps)
+    if round_before_weight:
+        n = n.to(round_dtype).double()
+    return n * weight.double() if weight is not None else n
+
+
+def make_weight(kind, D, dtype, device):
+    if kind == "none":
+        return None
+    wdt = torch.float32 if kind == "fp32" else dtype
+    return (1.0 + 0.5 * torch.randn(D, device=device)).to(wdt)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("wkind", WEIGHTS)
+@pytest.mark.parametrize("D", HIDDEN_SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rms_norm_reference(kernel, device, dtype, D, wkind, layout):
+    x = make_input((3, 5, D), dtype, device, layout)
+    w = make_weight(wkind, D, dtype, device)
+    out = poisoned(x.shape, dtype, device)
+    y = kernel.rms_norm(x, w, 1e-6, out=out)
+    assert y is out
+    assert_close(y, ref_rms_norm(x, w, 1e-6))
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("D", [8, 2048, 769])
+def test_rms_norm_fp32_weight_fp32_out(kernel, device, dtype, D):
+    """fp32 weight with a 16-bit input and an fp32 `out`: the fp32 product is kept (diffusers)."""
+    x = torch.randn(4, D, dtype=dtype, device=device)
+    w = make_weight("fp32", D, dtype, device)
+    out = poisoned(x.shape, torch.float32, device)
+    kernel.rms_norm(x, w, 1e-5, out=out)
+    assert_close(out, ref_rms_norm(x, w, 1e-5), torch.float32)
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("wdtype_same", [True, False])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("D", [7, 2048, 4096])
+def test_rms_norm_round_before_weight(kernel, device, dtype, D, wdtype_same):
+    """LlamaRMSNorm's rounding: `weight * x_normed.to(dtype)`."""
+    x = torch.randn(6, D, dtype=dtype, device=device)
+    w = make_weight("same" if wdtype_same else "fp32", D, dtype, device)
+    out_dtype = torch.promote_types(dtype, w.dtype)
+    out = poisoned(x.shape, out_dtype, device)
+    kernel.rms_norm(x, w, 1e-6, out=out, round_before_weight=True)
+    assert_close(out, ref_rms_norm(x, w, 1e-6, True, dtype), dtype)
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("shape", [(1, 2048), (2048,), (1, 1, 1), (0, 2048), (4, 0), (2, 0, 64)])
+def test_rms_norm_edge_shapes(kernel, device, shape):
+    x = torch.randn(shape, device=device)
+    w = torch.randn(shape[-1], device=device)
+    y = kernel.rms_norm(x, w)
+    assert y.shape == x.shape
+    if x.numel():
+        assert_close(y, ref_rms_norm(x, w, 1e-6))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rms_norm_two_level_rows(kernel, device, dtype):
+    """Per-head norm on one slice of a fused QKV projection: rows at two strides
+    (heads within a token, tokens within the batch)."""
+    B, S, H, Dh = 2, 7, 4, 64
+    qkv = torch.randn(B, S, 3 * H * Dh, dtype=dtype, device=device)
+    q = qkv[..., : H * Dh].unflatten(-1, (H, Dh))
+    w = make_weight("same", Dh, dtype, device)
+    out = poisoned(q.shape, dtype, device)
+    kernel.rms_norm(q, w, 1e-6, out=out)
+    assert_close(out, ref_rms_norm(q, w, 1e-6))
+    # Three non-mergeable levels: the input is copied to contiguous rows, still correct.
+    x3 = torch.randn(5, 3, 4, 2 * Dh, dtype=dtype, device=device)[:, :, :, :Dh].transpose(0, 1)
+    assert_close(kernel.rms_norm(x3, w), ref_rms_norm(x3, w, 1e-6))
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rms_norm_strided_out(kernel, device, dtype):
+    x = torch.randn(9, 1024, dtype=dtype, device=device)
+    big = poisoned((9, 1040), dtype, device)
+    out = big[:, 8:1032]
+    kernel.rms_norm(x, None, 1e-6, out=out)
+    assert_close(out, ref_rms_norm(x, None, 1e-6))
+    assert torch.isnan(big[:, :8]).all() and torch.isnan(big[:, 1032:]).all(), "wrote outside out"
+
+
+def test_rms_norm_eps(kernel, device):
+    x = 1e-3 * torch.randn(4, 256, device=device)
+    for eps in (0.0, 1e-6, 1e-2):
+        assert_close(kernel.rms_norm(x, None, eps), ref_rms_norm(x, None, eps))
+
+
+@pytest.mark.kernels_ci
+def test_rms_norm_opcheck(kernel, device):
+    for dtype in DTYPES:
+        x = torch.randn(3, 64, dtype=dtype, device=device)
+        w = torch.randn(64, dtype=dtype, device=device)
+        out = torch.empty_like(x)
+        torch.library.opcheck(kernel.ops.rms_norm, (out, x, w, 1e-6, False))
+        torch.library.opcheck(kernel.ops.rms_norm, (out, x, None, 1e-6, True))
+
+
+@pytest.mark.kernels_ci
+def test_rms_norm_compile(kernel, device):
+    """fullgraph (no graph break), dynamic batch without recompiling."""
+    w = torch.randn(256, dtype=torch.bfloat16, device=device)
+
+    def f(x):
+        return kernel.rms_norm(x * 2, w, 1e-6) + 1
+
+    torch._dynamo.reset()
+    cf = torch.compile(f, fullgraph=True, dynamic=True)
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        for b in (2, 3, 5, 8):
+            x = torch.randn(b, 16, 256, dtype=torch.bfloat16, device=device)
+            assert_close(cf(x), f(x).double(), scale=2)  # the +1 and *2 round once more
+
+
+@pytest.mark.kernels_ci
+def test_rms_norm_bad_inputs(kernel, device):
+    x = torch.randn(4, 64, dtype=torch.bfloat16, device=device)
+    with pytest.raises(RuntimeError, match="weight"):
+        kernel.rms_norm(x, torch.randn(64, dtype=torch.float16, device=device))
+    with pytest.raises(RuntimeError, match="weight"):
+        kernel.rms_norm(x, torch.randn(63, dtype=torch.bfloat16, device=device))
+    with pytest.raises(RuntimeError, match="input"):
+        kernel.rms_norm(torch.randn(64, 4, device=device).t())
+    with pytest.raises(RuntimeError, match="input"):
+        kernel.rms_norm(torch.ones(4, 64, dtype=torch.int32, device=device))
+    with pytest.raises(RuntimeError, match="eps"):
+        kernel.rms_norm(x, None, -1.0)
+    with pytest.raises(RuntimeError, match="out"):
+        kernel.rms_norm(x, None, out=torch.empty(4, 64, device=device))
+    with pytest.raises(RuntimeError, match="out"):
+        kernel.rms_norm(x, None, out=torch.empty(4, 65, dtype=torch.bfloat16, device=device))
+    if device.type == "cuda":
+        with pytest.raises(RuntimeError, match="weight"):
+            kernel.rms_norm(x, torch.randn(64, dtype=torch.bfloat16))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_CUDA, reason="CUDA only: > 2^31 elements")
+def test_rms_norm_huge(backend):
+    """More than 2^31 elements: 64-bit offsets."""
+    if backend != "cuda":
+        pytest.skip("CUDA only")
+    from conftest import load_kernel
+
+    k = load_kernel("cuda")
+    D = 4096
+    rows = (2**31) // D + 3
+    x = torch.randn(rows, D, dtype=torch.bfloat16, device="cuda")
+    y = k.rms_norm(x, None)
+    for sl in (slice(0, 2), slice(rows - 2, rows)):
+        assert_close(y[sl], ref_rms_norm(x[sl], None, 1e-6))
+    del x, y
+    torch.cuda.empty_cache()
+
+
+# ---- layers --------------------------------------------------------------------------------
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_layer_matches_llama_rmsnorm(kernel, device, dtype):
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+
+    m = LlamaRMSNorm(512, eps=1e-5).to(device=device, dtype=dtype)
+    m.weight.data = (1 + 0.3 * torch.randn(512, device=device)).to(dtype)
+    x = torch.randn(2, 9, 512, dtype=dtype, device=device)
+    ref = m(x)
+    y = kernel.layers.RMSNorm.forward(m, x)
+    assert y.dtype == ref.dtype
+    assert_close(y, ref.double(), scale=1)
+    # fp32 weight with 16-bit activations (weights kept in fp32): output is fp32, as LLaMA's.
+    m32 = LlamaRMSNorm(512, eps=1e-5).to(device=device)
+    m32.weight.data = 1 + 0.3 * torch.randn(512, device=device)
+    y32 = kernel.layers.RMSNorm.forward(m32, x)
+    assert y32.dtype == m32(x).dtype
+    assert_close(y32, m32(x).double(), dtype)
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("affine", ["none", "same", "fp32", "bias"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_layer_matches_diffusers_rmsnorm(kernel, device, dtype, affine):
+    from diffusers.models.normalization import RMSNorm
+
+    m = RMSNorm(256, eps=1e-6, elementwise_affine=affine != "none", bias=affine == "bias")
+    m = m.to(device)
+    if affine in ("same", "bias"):
+        m = m.to(dtype)
+    if m.weight is not None:
+        m.weight.data = (1 + 0.3 * torch.randn(256, device=device)).to(m.weight.dtype)
+    if m.bias is not None:
+        m.bias.data = 0.1 * torch.randn(256, device=device).to(m.bias.dtype)
+    x = torch.randn(3, 11, 256, dtype=dtype, device=device)
+    ref = m(x)
+    y = kernel.layers.DiffusersRMSNorm.forward(m, x)
+    assert y.dtype == ref.dtype
+    # A bias adds one more rounding in both; compare with the tolerance of the output dtype.
+    assert_close(y, ref.double(), y.dtype, scale=2 if affine == "bias" else 1)
