@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "common/bcast_rows.h"
+
 namespace ltx {
 
 // Where each row of a `[..., D]` tensor starts, in elements.
@@ -137,6 +139,42 @@ inline at::Tensor contiguous_rows(const at::Tensor& t, const char* name) {
   check_input(t, name);
   RowLayout l;
   return try_row_layout(t, l) ? t : t.contiguous();
+}
+
+// How `t` broadcasts against the rows of `x` (all dims of x but the last): `t` has at most
+// x.dim() dims, aligned to the right as in torch broadcasting; each leading dim of t is 1
+// (broadcast, stride 0) or equal to x's; t's last dim must be `last` (x's last dim unless
+// given). Example: x [B,S,D] with scale [D], [B,1,D] or [B,S,D]; q [B,H,S,D] with cos
+// [B,1,S,D]. Errors name `name`.
+inline BcastRows broadcast_rows(const at::Tensor& t, const at::Tensor& x, const char* name,
+                                int64_t last = -1) {
+  if (last < 0) last = x.size(-1);
+  TORCH_CHECK(t.dim() >= 1 && t.dim() <= x.dim(), name, ": expected 1 to ", x.dim(),
+              " dims broadcastable to ", x.sizes(), ", got ", t.sizes());
+  TORCH_CHECK(t.size(-1) == last, name, ": last dim must be ", last, ", got shape ", t.sizes());
+  TORCH_CHECK(t.size(-1) <= 1 || t.stride(-1) == 1, name,
+              ": the last dimension must be contiguous (stride 1), got stride ", t.stride(-1));
+  BcastRows b;
+  const int64_t off = x.dim() - t.dim();
+  for (int64_t d = x.dim() - 2; d >= 0; --d) {  // innermost leading dim first
+    const int64_t xs = x.size(d);
+    const int64_t td = d - off;
+    const int64_t ts = td >= 0 ? t.size(td) : 1;
+    TORCH_CHECK(ts == 1 || ts == xs, name, ": shape ", t.sizes(), " does not broadcast to ",
+                x.sizes(), " (dim ", d, ")");
+    const int64_t st = (ts == 1) ? 0 : t.stride(td);
+    if (xs == 1) continue;
+    if (b.nd > 0 && st == b.stride[b.nd - 1] * b.size[b.nd - 1]) {
+      b.size[b.nd - 1] *= xs;  // merges with the inner dim (also two broadcast dims: 0 == 0)
+      continue;
+    }
+    TORCH_CHECK(b.nd < BcastRows::kMaxDims, name, ": broadcasting against ", x.sizes(),
+                " needs more than ", BcastRows::kMaxDims, " strided levels; make it contiguous");
+    b.size[b.nd] = xs;
+    b.stride[b.nd] = st;
+    ++b.nd;
+  }
+  return b;
 }
 
 // ---- per-op checks, shared by the CPU and CUDA entry points --------------------------------
