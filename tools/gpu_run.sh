@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The one command for a GPU machine (the project's H200 lease): install the carried wheels,
+# build the CUDA (sm_90 only, to save time) and CPU variants, run the whole test suite,
+# compute-sanitizer over every CUDA op, and the bandwidth sweep. Logs go to $OUT (or ./out).
+#
+#   bash tools/gpu_run.sh [sweep arguments...]      e.g. bash tools/gpu_run.sh --quick
+#
+# Steps can be skipped with SKIP="tests sanitize sweep".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl || exit 1
+  export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
+fi
+export LTX_CUDA_CAPABILITIES=${LTX_CUDA_CAPABILITIES:-9.0}
+skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }
+status=0
+
+{ nvidia-smi; python3 -c "import torch, sys; print(sys.version); print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name())"; nvcc --version | tail -1; } > "$OUT/env.txt" 2>&1
+time python3 tools/build.py --backends cuda,cpu -j 16 2>&1 | tee "$OUT/build.log" || exit 1
+
+if ! skip tests; then
+  python3 -m pytest -q -p no:cacheprovider tests 2>&1 | tee "$OUT/tests.log" | tail -40
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+fi
+if ! skip sanitize; then
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 python3 tools/sanitize_ops.py \
+      > "$OUT/sanitize-$tool.log" 2>&1
+    rc=$?
+    echo "compute-sanitizer $tool: exit $rc; $(grep -E 'ERROR SUMMARY|sanitize_ops:' "$OUT/sanitize-$tool.log" | tr '\n' ' ')"
+    [[ $rc -eq 0 ]] || status=1
+  done
+fi
+if ! skip sweep; then
+  python3 benchmarks/sweep.py --out "$OUT" "$@" 2>&1 | tee "$OUT/sweep.log" | tail -60
+fi
+exit $status
