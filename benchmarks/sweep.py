@@ -43,11 +43,28 @@ def load_kernel():
     return get_kernel(repo_id, version=1)
 
 
-def bench(fn: Callable[[], object]) -> float:
-    """Median time in microseconds, L2 flushed before each repetition."""
+def bench(fn: Callable[[], object], graph: bool = True) -> float:
+    """Median GPU time in microseconds, the L2 flushed before each repetition
+    (triton.testing.do_bench zeroes a 256 MB buffer between repetitions).
+
+    With `graph`, the call is captured once in a CUDA graph and its replays are timed, so that
+    every implementation is measured by the GPU time of its kernels, without the CPU cost of
+    launching them (Python wrappers, guards, Triton launchers differ a lot there)."""
     from triton.testing import do_bench
 
-    return do_bench(fn, warmup=25, rep=200, return_mode="median") * 1e3
+    run = fn
+    if graph:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm up: compile, autotune, allocate before capture
+            for _ in range(3):
+                fn()
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            fn()
+        run = g.replay
+    return do_bench(run, warmup=25, rep=200, return_mode="median") * 1e3
 
 
 def copy_bandwidth() -> float:
@@ -55,7 +72,7 @@ def copy_bandwidth() -> float:
     src = torch.empty(2**30, dtype=torch.uint8, device="cuda")
     src.random_()
     dst = torch.empty_like(src)
-    t = bench(lambda: dst.copy_(src))
+    t = bench(lambda: dst.copy_(src), graph=False)
     return 2 * src.numel() / (t * 1e-6) / 1e9
 
 
@@ -139,7 +156,8 @@ def write_outputs(rows: list[dict], out: Path, meta: dict) -> None:
             w.writerow({k: r.get(k, "") for k in fields})
     impls = [i for i in dict.fromkeys(r["impl"] for r in rows)]
     lines = [f"GPU: {meta['gpu']}; torch {meta['torch']}; {meta['date']}; copy "
-             f"{meta['copy_GBps']:.0f} GB/s. Time in us (median, L2 flushed), "
+             f"{meta['copy_GBps']:.0f} GB/s. Time in us (median of CUDA-graph replays, "
+             f"L2 flushed{', no graphs' if meta.get('no_graph') else ''}), "
              "share of the copy bandwidth in brackets; last column: best peer time / ours.", "",
              "| op | shape | dtype | MB | " + " | ".join(impls) + " | speedup |",
              "|" + "---|" * (len(impls) + 5)]
@@ -189,16 +207,24 @@ def main(argv=None) -> int:
     ap.add_argument("--dtypes", default="bf16,fp16")
     ap.add_argument("--quick", action="store_true", help="seed shapes only, bf16 only")
     ap.add_argument("--out", default="bench-results")
+    ap.add_argument("--no-graph", action="store_true",
+                    help="time direct calls (CPU launch cost included) instead of graph replays")
     args = ap.parse_args(argv)
     if not torch.cuda.is_available():
         print("sweep.py needs a CUDA GPU", file=sys.stderr)
         return 2
 
+    # One compiled function per (op, shape, dtype): lift dynamo's recompile limits.
+    for name in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
+                 "accumulated_cache_size_limit"):
+        if hasattr(torch._dynamo.config, name):
+            setattr(torch._dynamo.config, name, 4096)
     k = load_kernel()
     lf = try_liger()
     copy_gbps = copy_bandwidth()
     meta = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__,
-                date=datetime.date.today().isoformat(), copy_GBps=copy_gbps)
+                date=datetime.date.today().isoformat(), copy_GBps=copy_gbps,
+                no_graph=args.no_graph)
     print(f"# {meta['gpu']} torch {meta['torch']} copy {copy_gbps:.0f} GB/s", flush=True)
     dtypes = ["bf16"] if args.quick else args.dtypes.split(",")
     rows: list[dict] = []
@@ -218,7 +244,7 @@ def main(argv=None) -> int:
         times = {}
         for name, fn in case.impls.items():
             try:
-                times[name] = bench(fn)
+                times[name] = bench(fn, graph=not args.no_graph)
             except Exception as e:
                 print(f"# {op} {case.shape} {dt} {name} failed: {type(e).__name__}: {e}",
                       file=sys.stderr)

@@ -77,6 +77,17 @@ inline bool try_row_layout(const at::Tensor& t, RowLayout& out) {
 
 inline std::string dtype_name(at::ScalarType t) { return c10::toString(t); }
 
+// "[2, 3, 4]": shapes in error messages are formatted here rather than with ArrayRef's
+// operator<< (the suspected cause of a segfault in a failing check, seen with torch 2.11).
+inline std::string shape_str(c10::IntArrayRef v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(v[i]);
+  }
+  return s + "]";
+}
+
 inline bool is_float_type(at::ScalarType t) {
   return t == at::kFloat || t == at::kHalf || t == at::kBFloat16;
 }
@@ -100,8 +111,8 @@ inline void check_same_device(const at::Tensor& t, const at::Tensor& ref, const 
 inline void check_out(const at::Tensor& out, const at::Tensor& x, at::ScalarType dtype,
                       const char* name = "out") {
   check_same_device(out, x, name, "input");
-  TORCH_CHECK(out.sizes() == x.sizes(), name, ": expected shape ", x.sizes(), ", got ",
-              out.sizes());
+  TORCH_CHECK(out.sizes() == x.sizes(), name, ": expected shape ", shape_str(x.sizes()), ", got ",
+              shape_str(out.sizes()));
   TORCH_CHECK(out.scalar_type() == dtype, name, ": expected dtype ", dtype_name(dtype), ", got ",
               dtype_name(out.scalar_type()));
   TORCH_CHECK(out.size(-1) <= 1 || out.stride(-1) == 1, name,
@@ -112,7 +123,7 @@ inline void check_out(const at::Tensor& out, const at::Tensor& x, at::ScalarType
 inline void check_feature_vector(const at::Tensor& w, const at::Tensor& x, const char* name) {
   check_same_device(w, x, name, "input");
   TORCH_CHECK(w.dim() == 1 && w.size(0) == x.size(-1), name, ": expected shape [", x.size(-1),
-              "] (the last dim of input), got ", w.sizes());
+              "] (the last dim of input), got ", shape_str(w.sizes()));
   TORCH_CHECK(w.scalar_type() == x.scalar_type() || w.scalar_type() == at::kFloat, name,
               ": dtype must match input (", dtype_name(x.scalar_type()),
               ") or be float32, got ", dtype_name(w.scalar_type()));
@@ -129,7 +140,7 @@ inline RowLayout row_layout(const at::Tensor& t, const char* name) {
   RowLayout l;
   TORCH_CHECK(try_row_layout(t, l), name,
               ": the leading dims must collapse into at most two strided levels; got strides ",
-              t.strides(), " for shape ", t.sizes(), " (call .contiguous() first)");
+              shape_str(t.strides()), " for shape ", shape_str(t.sizes()), " (call .contiguous() first)");
   return l;
 }
 
@@ -150,8 +161,8 @@ inline BcastRows broadcast_rows(const at::Tensor& t, const at::Tensor& x, const 
                                 int64_t last = -1) {
   if (last < 0) last = x.size(-1);
   TORCH_CHECK(t.dim() >= 1 && t.dim() <= x.dim(), name, ": expected 1 to ", x.dim(),
-              " dims broadcastable to ", x.sizes(), ", got ", t.sizes());
-  TORCH_CHECK(t.size(-1) == last, name, ": last dim must be ", last, ", got shape ", t.sizes());
+              " dims broadcastable to ", shape_str(x.sizes()), ", got ", shape_str(t.sizes()));
+  TORCH_CHECK(t.size(-1) == last, name, ": last dim must be ", last, ", got shape ", shape_str(t.sizes()));
   TORCH_CHECK(t.size(-1) <= 1 || t.stride(-1) == 1, name,
               ": the last dimension must be contiguous (stride 1), got stride ", t.stride(-1));
   BcastRows b;
@@ -160,15 +171,15 @@ inline BcastRows broadcast_rows(const at::Tensor& t, const at::Tensor& x, const 
     const int64_t xs = x.size(d);
     const int64_t td = d - off;
     const int64_t ts = td >= 0 ? t.size(td) : 1;
-    TORCH_CHECK(ts == 1 || ts == xs, name, ": shape ", t.sizes(), " does not broadcast to ",
-                x.sizes(), " (dim ", d, ")");
+    TORCH_CHECK(ts == 1 || ts == xs, name, ": shape ", shape_str(t.sizes()), " does not broadcast to ",
+                shape_str(x.sizes()), " (dim ", d, ")");
     const int64_t st = (ts == 1) ? 0 : t.stride(td);
     if (xs == 1) continue;
     if (b.nd > 0 && st == b.stride[b.nd - 1] * b.size[b.nd - 1]) {
       b.size[b.nd - 1] *= xs;  // merges with the inner dim (also two broadcast dims: 0 == 0)
       continue;
     }
-    TORCH_CHECK(b.nd < BcastRows::kMaxDims, name, ": broadcasting against ", x.sizes(),
+    TORCH_CHECK(b.nd < BcastRows::kMaxDims, name, ": broadcasting against ", shape_str(x.sizes()),
                 " needs more than ", BcastRows::kMaxDims, " strided levels; make it contiguous");
     b.size[b.nd] = xs;
     b.stride[b.nd] = st;

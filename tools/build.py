@@ -106,6 +106,22 @@ def run_git(*args: str) -> str | None:
         return None
 
 
+def source_digest(cfg: dict) -> str:
+    """Hash of build.toml and every listed source: the build id where git is unavailable
+    (e.g. a copy of the tree without .git), so namespaces still differ between builds."""
+    h = hashlib.sha256((ROOT / "build.toml").read_bytes())
+    srcs = list(cfg["torch"]["src"])
+    for k in cfg.get("kernel", {}).values():
+        srcs += k["src"]
+    for rel in sorted(set(srcs)):
+        h.update(rel.encode())
+        h.update((ROOT / rel).read_bytes())
+    pkg = ROOT / "torch-ext" / python_name(cfg)
+    for f in sorted(pkg.rglob("*.py")):
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
 def git_revision() -> tuple[str | None, bool]:
     """Full HEAD sha (None outside git or before the first commit) and whether tracked files
     have uncommitted changes."""
@@ -274,6 +290,12 @@ def cuda_capabilities(cfg: dict, override: str | None) -> list[str]:
     return sorted(caps or DEFAULT_CUDA_CAPABILITIES, key=lambda c: float(c.rstrip("a")))
 
 
+def cxx_std(t: Torch) -> str:
+    """The C++ standard torch's own headers are written for: C++20 from torch 2.13 on (its
+    headers use C++20 features), C++17 before, as kernel-builder builds them."""
+    return "-std=c++20" if t.version >= (2, 13) else "-std=c++17"
+
+
 def compile_jobs(cfg: dict, backend: str, torch_info: Torch, ns: str, gen_dir: Path,
                  obj_dir: Path, caps: list[str], njobs: int, shim: list[str]) -> list[Job]:
     py_include = sysconfig.get_paths()["include"]
@@ -289,7 +311,8 @@ def compile_jobs(cfg: dict, backend: str, torch_info: Torch, ns: str, gen_dir: P
     base_inc = [f"-I{ROOT}", f"-I{gen_dir}", *[f"-I{p}" for p in torch_info.include],
                 *[f"-I{p}" for p in shim], f"-I{py_include}"]
     cxx = os.environ.get("CXX", "g++")
-    cxx_flags = ["-std=c++20", "-O3", "-fPIC", "-fvisibility=hidden", "-Wall",
+    std = cxx_std(torch_info)
+    cxx_flags = [std, "-O3", "-fPIC", "-fvisibility=hidden", "-Wall",
                  "-Wno-unused-function", "-Wno-unknown-pragmas"]
     if backend == "cpu":
         cxx_flags.append("-fopenmp")
@@ -307,7 +330,7 @@ def compile_jobs(cfg: dict, backend: str, torch_info: Torch, ns: str, gen_dir: P
         inc = base_inc + [f"-I{ROOT / d}" for d in extra_inc]
         if src.suffix == ".cu":
             nvcc = str(find_cuda_home() / "bin" / "nvcc")
-            cmd = [nvcc, "-std=c++20", "-O3", "--expt-relaxed-constexpr", "-lineinfo",
+            cmd = [nvcc, std, "-O3", "--expt-relaxed-constexpr", "-lineinfo",
                    "-Xcompiler", "-fPIC", "-Xcompiler", "-fvisibility=hidden",
                    f"--threads={min(len(caps), max(1, njobs))}", *gencode_flags(caps),
                    *defines, *inc, "-c", str(src), "-o", str(obj)]
@@ -383,7 +406,8 @@ def assemble(cfg: dict, backend: str, variant_dir: Path, so: Path, ns: str,
 def build_backend(cfg: dict, backend: str, torch_info: Torch, args) -> Path:
     variant = variant_name(torch_info, backend)
     sha, dirty = git_revision()
-    ns = f"_{python_name(cfg)}_{backend}_{(sha or '0000000')[:7]}" + ("_dirty" if dirty else "")
+    build_id = sha[:7] if sha else "src" + source_digest(cfg)[:7]
+    ns = f"_{python_name(cfg)}_{backend}_{build_id}" + ("_dirty" if dirty else "")
     build_dir = ROOT / args.out
     gen_dir = build_dir / ".gen" / variant
     obj_dir = build_dir / ".obj" / variant
