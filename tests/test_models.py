@@ -1,0 +1,72 @@
+"""Whole models through `kernels.kernelize`: small transformers models built from their configs
+(random weights, no download) give the same logits with this package's layers as without, and
+the layers' forwards really run the kernels (counted with the profiler)."""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import load_kernel
+
+# hub layer name (as transformers' decorators spell it) -> this package's layer class name
+LAYERS = {
+    "RMSNorm": "RMSNorm",
+}
+# Relative error of the logits (||a - b|| / ||b||): the layers round where transformers'
+# modules round, so what differs is fp32 rounding order (rsqrt, sums) carried through the model.
+LOGITS_RTOL = {torch.float32: 1e-5, torch.bfloat16: 2e-2}
+
+
+def kernel_mapping(kernel, device_type: str):
+    from kernels import LocalLayerRepository
+
+    variant = Path(kernel.__file__).parent  # the exact build variant loaded for this backend
+    return {
+        hub_name: {device_type: LocalLayerRepository(repo_path=variant, layer_name=layer)}
+        for hub_name, layer in LAYERS.items()
+    }
+
+
+def count_ops(fn, op_suffix: str) -> int:
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    return sum(e.count for e in prof.key_averages() if e.key.endswith(op_suffix))
+
+
+def tiny_llama(dtype, device):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(vocab_size=512, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                      rms_norm_eps=1e-5)
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(cfg).to(device=device, dtype=dtype).eval()
+    for m in model.modules():  # non-trivial norm weights
+        if type(m).__name__.endswith("RMSNorm"):
+            m.weight.data = (1 + 0.2 * torch.randn_like(m.weight, dtype=torch.float32)).to(dtype)
+    return model
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_kernelize_llama(backend, dtype):
+    from kernels import Mode, kernelize, use_kernel_mapping
+
+    kernel = load_kernel(backend)
+    model = tiny_llama(dtype, backend)
+    ids = torch.randint(0, 512, (2, 24), device=backend)
+    with torch.no_grad():
+        ref = model(ids).logits.double()
+    with use_kernel_mapping(kernel_mapping(kernel, backend)):
+        kernelize(model, mode=Mode.INFERENCE, device=backend)
+    norms = [m for m in model.modules() if type(m).__name__ == "LlamaRMSNorm"]
+    assert norms and all(m.forward.__func__ is kernel.layers.RMSNorm.forward for m in norms)
+    with torch.no_grad():
+        out = model(ids).logits.double()
+        n = count_ops(lambda: model(ids), "::rms_norm")
+    assert n == len(norms), f"{n} rms_norm kernel calls for {len(norms)} RMSNorm modules"
+    err = ((out - ref).norm() / ref.norm()).item()
+    assert err < LOGITS_RTOL[dtype], f"logits relative error {err:.3g}"
