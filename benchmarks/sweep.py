@@ -207,6 +207,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dtypes", default="bf16,fp16")
     ap.add_argument("--quick", action="store_true", help="seed shapes only, bf16 only")
     ap.add_argument("--out", default="bench-results")
+    ap.add_argument("--impls", default=None,
+                    help="comma-separated implementations to time (default: all)")
     ap.add_argument("--no-graph", action="store_true",
                     help="time direct calls (CPU launch cost included) instead of graph replays")
     args = ap.parse_args(argv)
@@ -243,6 +245,8 @@ def main(argv=None) -> int:
                 raise SystemExit(f"{op} {case.shape} {dt}: relative error {err:.3g} vs reference")
         times = {}
         for name, fn in case.impls.items():
+            if args.impls and name not in args.impls.split(","):
+                continue
             try:
                 times[name] = bench(fn, graph=not args.no_graph)
             except Exception as e:

@@ -5,7 +5,9 @@
 #
 #   bash tools/gpu_run.sh [sweep arguments...]      e.g. bash tools/gpu_run.sh --quick
 #
-# Steps can be skipped with SKIP="tests sanitize sweep".
+# Steps can be skipped with SKIP="tests sanitize sweep"; TESTS="tests/test_x.py ..." narrows
+# the test step; TUNE="4:256 8:256 ..." (vectors per thread : block threads) times our row
+# kernels under each setting (LTX_VEC_PER_THREAD / LTX_BLOCK_THREADS) before the sweep.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -24,7 +26,7 @@ status=0
 time python3 tools/build.py --backends cuda,cpu -j 16 2>&1 | tee "$OUT/build.log" || exit 1
 
 if ! skip tests; then
-  python3 -m pytest -q -p no:cacheprovider tests 2>&1 | tee "$OUT/tests.log" | tail -40
+  python3 -m pytest -q -p no:cacheprovider ${TESTS:-tests} 2>&1 | tee "$OUT/tests.log" | tail -40
   [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 fi
 if ! skip sanitize; then
@@ -35,6 +37,14 @@ if ! skip sanitize; then
     echo "compute-sanitizer $tool: exit $rc; $(grep -E 'ERROR SUMMARY|sanitize_ops:' "$OUT/sanitize-$tool.log" | tr '\n' ' ')"
     [[ $rc -eq 0 ]] || status=1
   done
+fi
+if [[ -n "${TUNE:-}" ]]; then
+  for setting in $TUNE; do
+    echo "== tune LTX_VEC_PER_THREAD=${setting%%:*} LTX_BLOCK_THREADS=${setting##*:}"
+    LTX_VEC_PER_THREAD=${setting%%:*} LTX_BLOCK_THREADS=${setting##*:} \
+      python3 benchmarks/sweep.py --impls ltx --out "$OUT/tune-${setting/:/-}" "$@" 2>&1 \
+      | grep -E '^\[' | sed 's/ -> .*//'
+  done 2>&1 | tee "$OUT/tune.log"
 fi
 if ! skip sweep; then
   python3 benchmarks/sweep.py --out "$OUT" "$@" 2>&1 | tee "$OUT/sweep.log" | tail -60

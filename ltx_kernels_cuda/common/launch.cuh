@@ -3,7 +3,15 @@
 // arguments, so that one kernel template with VEC = 1 is also the scalar path.
 #pragma once
 
+#include <cuda_runtime.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
 #include <type_traits>
+#include <utility>
+
+#include <c10/cuda/CUDAException.h>
 
 #include "common/op_checks.h"
 #include "ltx_kernels_cuda/common/rows.cuh"
@@ -34,12 +42,24 @@ inline int next_pow2(int v) {
 
 inline int round_chunks(int c) { return c <= 1 ? 1 : c <= 2 ? 2 : c <= 4 ? 4 : c <= 8 ? 8 : 0; }
 
-// Aim for up to 4 vectors in flight per thread: enough independent 16-byte loads to cover
-// memory latency, few enough registers for full occupancy. Short rows use sub-warp groups
-// (several rows per warp) so that no lane idles; long rows use up to 1024 threads.
-inline RowConfig choose_row_config(int nvec, int block_threads = 256) {
+// Tuning knobs, read once from the environment (defaults in brackets): LTX_VEC_PER_THREAD
+// [4] vectors each thread keeps in registers, LTX_BLOCK_THREADS [256] threads per block when
+// several rows share a block. For experiments (tools/gpu_run.sh tune); the defaults are what the
+// measurements in PERFORMANCE.md chose.
+inline int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  const int n = v ? std::atoi(v) : 0;
+  return n > 0 ? n : fallback;
+}
+
+// Aim for a few vectors in flight per thread: enough independent 16-byte loads to cover memory
+// latency, few enough registers for full occupancy. Short rows use sub-warp groups (several
+// rows per warp) so that no lane idles; long rows use up to 1024 threads.
+inline RowConfig choose_row_config(int nvec) {
+  static const int per_thread = env_int("LTX_VEC_PER_THREAD", 4);
+  static const int block_threads = env_int("LTX_BLOCK_THREADS", 256);
   RowConfig c{};
-  const int want = (nvec + 3) / 4;
+  const int want = (nvec + per_thread - 1) / per_thread;
   if (want <= 32) {
     c.group = next_pow2(want < 1 ? 1 : want);
   } else {
