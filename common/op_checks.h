@@ -60,10 +60,10 @@ inline bool try_row_layout(const at::Tensor& t, RowLayout& out) {
     out.outer_stride = D;
     return true;
   }
-  if (sizes.size() == 1) {
-    out.inner = sizes[0];
+  if (sizes.size() == 1) {  // one level: inner = 1 spares kernels a 64-bit division per row
+    out.inner = 1;
     out.inner_stride = strides[0];
-    out.outer_stride = strides[0] * sizes[0];
+    out.outer_stride = strides[0];
     return true;
   }
   if (sizes.size() == 2) {
@@ -77,8 +77,11 @@ inline bool try_row_layout(const at::Tensor& t, RowLayout& out) {
 
 inline std::string dtype_name(at::ScalarType t) { return c10::toString(t); }
 
-// "[2, 3, 4]": shapes in error messages are formatted here rather than with ArrayRef's
-// operator<< (the suspected cause of a segfault in a failing check, seen with torch 2.11).
+// Error messages format numbers with std::to_string and shapes with shape_str, never with
+// ostream's numeric operator<<: on the H200 (torch 2.11), a failing check whose message
+// streamed an integer segfaulted after torch.compile had run in the process, while checks with
+// string-only messages did not (under investigation; see PERFORMANCE.md's log of runs).
+// "[2, 3, 4]":
 inline std::string shape_str(c10::IntArrayRef v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) {
@@ -98,7 +101,8 @@ inline void check_input(const at::Tensor& t, const char* name) {
   TORCH_CHECK(is_float_type(t.scalar_type()), name,
               ": dtype must be float32, float16 or bfloat16, got ", dtype_name(t.scalar_type()));
   TORCH_CHECK(t.size(-1) <= 1 || t.stride(-1) == 1, name,
-              ": the last dimension must be contiguous (stride 1), got stride ", t.stride(-1));
+              ": the last dimension must be contiguous (stride 1), got stride ",
+              std::to_string(t.stride(-1)));
 }
 
 inline void check_same_device(const at::Tensor& t, const at::Tensor& ref, const char* name,
@@ -116,14 +120,15 @@ inline void check_out(const at::Tensor& out, const at::Tensor& x, at::ScalarType
   TORCH_CHECK(out.scalar_type() == dtype, name, ": expected dtype ", dtype_name(dtype), ", got ",
               dtype_name(out.scalar_type()));
   TORCH_CHECK(out.size(-1) <= 1 || out.stride(-1) == 1, name,
-              ": the last dimension must be contiguous (stride 1), got stride ", out.stride(-1));
+              ": the last dimension must be contiguous (stride 1), got stride ",
+              std::to_string(out.stride(-1)));
 }
 
 // A per-feature vector (norm weight, bias): 1-d of size D, contiguous, x's dtype or float32.
 inline void check_feature_vector(const at::Tensor& w, const at::Tensor& x, const char* name) {
   check_same_device(w, x, name, "input");
-  TORCH_CHECK(w.dim() == 1 && w.size(0) == x.size(-1), name, ": expected shape [", x.size(-1),
-              "] (the last dim of input), got ", shape_str(w.sizes()));
+  TORCH_CHECK(w.dim() == 1 && w.size(0) == x.size(-1), name, ": expected shape [",
+              std::to_string(x.size(-1)), "] (the last dim of input), got ", shape_str(w.sizes()));
   TORCH_CHECK(w.scalar_type() == x.scalar_type() || w.scalar_type() == at::kFloat, name,
               ": dtype must match input (", dtype_name(x.scalar_type()),
               ") or be float32, got ", dtype_name(w.scalar_type()));
@@ -131,7 +136,7 @@ inline void check_feature_vector(const at::Tensor& w, const at::Tensor& x, const
 }
 
 inline void check_eps(double eps) {
-  TORCH_CHECK(eps >= 0.0, "eps: must be >= 0, got ", eps);
+  TORCH_CHECK(eps >= 0.0, "eps: must be >= 0, got ", std::to_string(eps));
 }
 
 // Row layout of `t`, or an error naming it when its leading dims cannot be described by two
@@ -160,11 +165,12 @@ inline at::Tensor contiguous_rows(const at::Tensor& t, const char* name) {
 inline BcastRows broadcast_rows(const at::Tensor& t, const at::Tensor& x, const char* name,
                                 int64_t last = -1) {
   if (last < 0) last = x.size(-1);
-  TORCH_CHECK(t.dim() >= 1 && t.dim() <= x.dim(), name, ": expected 1 to ", x.dim(),
+  TORCH_CHECK(t.dim() >= 1 && t.dim() <= x.dim(), name, ": expected 1 to ", std::to_string(x.dim()),
               " dims broadcastable to ", shape_str(x.sizes()), ", got ", shape_str(t.sizes()));
-  TORCH_CHECK(t.size(-1) == last, name, ": last dim must be ", last, ", got shape ", shape_str(t.sizes()));
+  TORCH_CHECK(t.size(-1) == last, name, ": last dim must be ", std::to_string(last), ", got shape ", shape_str(t.sizes()));
   TORCH_CHECK(t.size(-1) <= 1 || t.stride(-1) == 1, name,
-              ": the last dimension must be contiguous (stride 1), got stride ", t.stride(-1));
+              ": the last dimension must be contiguous (stride 1), got stride ",
+              std::to_string(t.stride(-1)));
   BcastRows b;
   const int64_t off = x.dim() - t.dim();
   for (int64_t d = x.dim() - 2; d >= 0; --d) {  // innermost leading dim first
@@ -172,7 +178,7 @@ inline BcastRows broadcast_rows(const at::Tensor& t, const at::Tensor& x, const 
     const int64_t td = d - off;
     const int64_t ts = td >= 0 ? t.size(td) : 1;
     TORCH_CHECK(ts == 1 || ts == xs, name, ": shape ", shape_str(t.sizes()), " does not broadcast to ",
-                shape_str(x.sizes()), " (dim ", d, ")");
+                shape_str(x.sizes()), " (dim ", std::to_string(d), ")");
     const int64_t st = (ts == 1) ? 0 : t.stride(td);
     if (xs == 1) continue;
     if (b.nd > 0 && st == b.stride[b.nd - 1] * b.size[b.nd - 1]) {
@@ -180,7 +186,7 @@ inline BcastRows broadcast_rows(const at::Tensor& t, const at::Tensor& x, const 
       continue;
     }
     TORCH_CHECK(b.nd < BcastRows::kMaxDims, name, ": broadcasting against ", shape_str(x.sizes()),
-                " needs more than ", BcastRows::kMaxDims, " strided levels; make it contiguous");
+                " needs more than ", std::to_string(BcastRows::kMaxDims), " strided levels; make it contiguous");
     b.size[b.nd] = xs;
     b.stride[b.nd] = st;
     ++b.nd;

@@ -3,15 +3,8 @@
 // arguments, so that one kernel template with VEC = 1 is also the scalar path.
 #pragma once
 
-#include <cuda_runtime.h>
-
 #include <cstdlib>
-#include <map>
-#include <mutex>
 #include <type_traits>
-#include <utility>
-
-#include <c10/cuda/CUDAException.h>
 
 #include "common/op_checks.h"
 #include "ltx_kernels_cuda/common/rows.cuh"
@@ -73,37 +66,6 @@ inline RowConfig choose_row_config(int nvec) {
   }
   c.rows_per_block = c.group >= block_threads ? 1 : block_threads / c.group;
   return c;
-}
-
-// Blocks for a persistent grid: as many as can be resident at once (occupancy x SMs), never
-// more than `units` (blocks' worth of work). Kernels loop over their units with a stride of
-// gridDim.x, so a problem of 3.1 waves does not pay for 4 (wave quantization), and blocks
-// start on their next rows while others still finish.
-inline int64_t resident_blocks(const void* kernel, int threads, int64_t units) {
-  static std::mutex mu;
-  static std::map<std::pair<const void*, int>, int> per_sm;  // (kernel, threads) -> blocks/SM
-  static int sm_count[64] = {};
-  int dev = 0;
-  C10_CUDA_CHECK(cudaGetDevice(&dev));
-  int blocks_per_sm = 0;
-  {
-    const std::lock_guard<std::mutex> lock(mu);
-    if (sm_count[dev % 64] == 0) {
-      C10_CUDA_CHECK(
-          cudaDeviceGetAttribute(&sm_count[dev % 64], cudaDevAttrMultiProcessorCount, dev));
-    }
-    auto it = per_sm.find({kernel, threads});
-    if (it == per_sm.end()) {
-      C10_CUDA_CHECK(
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, threads, 0));
-      per_sm[{kernel, threads}] = blocks_per_sm;
-    } else {
-      blocks_per_sm = it->second;
-    }
-  }
-  const int64_t resident = static_cast<int64_t>(blocks_per_sm < 1 ? 1 : blocks_per_sm) *
-                           sm_count[dev % 64];
-  return units < resident ? units : resident;
 }
 
 template <int N>
