@@ -18,6 +18,15 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
       "rms_norm(Tensor! out, Tensor input, Tensor? weight, float eps, "
       "bool round_before_weight) -> ()");
   LTX_IMPL(ops, rms_norm);
+
+  ops.def("gelu_tanh(Tensor! out, Tensor input) -> ()");
+  LTX_IMPL(ops, gelu_tanh);
+  ops.def("silu(Tensor! out, Tensor input) -> ()");
+  LTX_IMPL(ops, silu);
+  ops.def("geglu(Tensor! out, Tensor input, str approximate) -> ()");
+  LTX_IMPL(ops, geglu);
+  ops.def("silu_and_mul(Tensor! out, Tensor input) -> ()");
+  LTX_IMPL(ops, silu_and_mul);
 }
 
 REGISTER_EXTENSION(TORCH_EXTENSION_NAME)

@@ -7,10 +7,15 @@ tensors, and `layers` holds drop-in modules for `kernels.kernelize`.
 
 from . import layers
 from ._ops import ops
+from .activation import geglu, gelu_tanh, silu, silu_and_mul
 from .rms_norm import rms_norm
 
 __all__ = [
+    "geglu",
+    "gelu_tanh",
     "layers",
     "ops",
     "rms_norm",
+    "silu",
+    "silu_and_mul",
 ]

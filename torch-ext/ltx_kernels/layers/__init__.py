@@ -4,9 +4,15 @@ Each class has only `forward`, with the signature of the forward it replaces, an
 state (weights, eps) from the module it is attached to, as `kernels` requires.
 """
 
+from .activation import DiffusersGEGLU, DiffusersGELU, GeluTanh, SiLU, SiluAndMul
 from .rms_norm import DiffusersRMSNorm, RMSNorm
 
 __all__ = [
+    "DiffusersGEGLU",
+    "DiffusersGELU",
     "DiffusersRMSNorm",
+    "GeluTanh",
     "RMSNorm",
+    "SiLU",
+    "SiluAndMul",
 ]

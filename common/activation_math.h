@@ -1,0 +1,67 @@
+// Activation formulas in fp32, shared by the CPU kernels and (compiled by nvcc) the CUDA kernels,
+// so that both backends evaluate the same expression and round only at the store.
+#pragma once
+
+#include <math.h>
+
+#if defined(__CUDACC__)
+#define LTX_ACT_FN __host__ __device__ __forceinline__
+#else
+#define LTX_ACT_FN inline
+#endif
+
+namespace ltx {
+
+enum class Act : int {
+  kGeluTanh,  // F.gelu(x, approximate="tanh")
+  kGeluErf,   // F.gelu(x) (approximate="none")
+  kSilu,      // F.silu(x)
+};
+
+// x / (1 + exp(-z)) = x * sigmoid(z), with one rounding fewer than the product.
+// FAST (CUDA, 16-bit outputs only): __expf and __fdividef, within a few fp32 ulps (about 1e-6
+// relative in the range where the result is not negligible), far below one 16-bit rounding.
+// Otherwise (fp32 outputs, and always on the CPU) the accurate expf and an IEEE division.
+// Limits: z -> -inf gives exp = inf and x / inf = +-0; z -> +inf gives x.
+template <bool FAST>
+LTX_ACT_FN float mul_sigmoid(float x, float z) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (FAST) {
+    return __fdividef(x, 1.f + __expf(-z));
+  } else {
+    return x / (1.f + expf(-z));
+  }
+#else
+  return x / (1.f + expf(-z));
+#endif
+}
+
+// tanh GELU: 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3) (PyTorch's formula).
+// Evaluated as x * sigmoid(2u), the same function (0.5 (1 + tanh(u)) = sigmoid(2u)): one exp
+// instead of tanh, and no cancellation in 1 + tanh(u) for negative x.
+constexpr float kGeluTanhC1 = 1.5957691216057308f;   // 2 sqrt(2/pi)
+constexpr float kGeluTanhC3 = 0.07135481627260025f;  // 2 sqrt(2/pi) * 0.044715
+
+template <Act A, bool FAST>
+LTX_ACT_FN float act(float x) {
+  if constexpr (A == Act::kGeluTanh) {
+    return mul_sigmoid<FAST>(x, x * (kGeluTanhC1 + kGeluTanhC3 * (x * x)));
+  } else if constexpr (A == Act::kGeluErf) {
+    return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));  // PyTorch's erf GELU
+  } else {
+    return mul_sigmoid<FAST>(x, x);  // SiLU: x / (1 + exp(-x)), as PyTorch
+  }
+}
+
+// The gated ops on the two halves of a [..., 2H] row, value `a` = x[..., :H] and `b` =
+// x[..., H:]: GEGLU (diffusers' order) a * gelu(b); silu_and_mul (vLLM's order) silu(a) * b.
+template <Act A, bool FAST>
+LTX_ACT_FN float gated_act(float a, float b) {
+  if constexpr (A == Act::kSilu) {
+    return act<A, FAST>(a) * b;
+  } else {
+    return a * act<A, FAST>(b);
+  }
+}
+
+}  // namespace ltx

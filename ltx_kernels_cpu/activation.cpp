@@ -1,0 +1,100 @@
+// Activations on the CPU, the twin of ltx_kernels_cuda/activation.cu: same checks, the same
+// fp32 formulas (common/activation_math.h), one rounding at the store.
+#include <string_view>
+
+#include "common/activation_math.h"
+#include "common/op_checks.h"
+#include "ltx_kernels_cpu/common.h"
+#include "torch-ext/torch_binding.h"
+
+namespace ltx {
+namespace cpu {
+
+// out[i] = act(x[i]) (elementwise), or gated_act(x[i], x[i + n]) (the two halves of a row).
+template <typename T, Act A, bool GATED>
+inline void activation_span(T* out, const T* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float a = static_cast<float>(x[i]);
+    float y;
+    if constexpr (GATED) {
+      y = gated_act<A, false>(a, static_cast<float>(x[n + i]));
+    } else {
+      y = act<A, false>(a);
+    }
+    out[i] = static_cast<T>(y);
+  }
+}
+
+template <typename T, Act A, bool GATED>
+void activation_rows(T* out, const T* x, const RowLayout& xl, const RowLayout& ol, int64_t D) {
+  // Rows of D outputs each (D = H for the gated ops, which read 2H per row).
+  at::parallel_for(0, xl.rows, grain_rows(D), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      activation_span<T, A, GATED>(out + ol.offset(r), x + xl.offset(r), D);
+    }
+  });
+}
+
+template <typename T, Act A>
+void activation_flat(T* out, const T* x, int64_t n) {
+  // Contiguous input and output of an elementwise op: one flat range, split evenly.
+  at::parallel_for(0, n, 32768, [&](int64_t begin, int64_t end) {
+    activation_span<T, A, false>(out + begin, x + begin, end - begin);
+  });
+}
+
+template <Act A, bool GATED>
+void run_activation(at::Tensor& out, const at::Tensor& x) {
+  const int64_t D = out.size(-1);
+  LTX_CPU_DISPATCH_FLOAT_TYPES(x.scalar_type(), "input", [&] {
+    using T = scalar_t;
+    const T* xp = x.const_data_ptr<T>();
+    T* op = out.mutable_data_ptr<T>();
+    if (!GATED && x.is_contiguous() && out.is_contiguous()) {
+      activation_flat<T, A>(op, xp, x.numel());
+    } else {
+      const RowLayout xl = row_layout(x, "input"), ol = row_layout(out, "out");
+      activation_rows<T, A, GATED>(op, xp, xl, ol, D);
+    }
+  });
+}
+
+}  // namespace cpu
+}  // namespace ltx
+
+void gelu_tanh(at::Tensor& out, const at::Tensor& input) {
+  using namespace ltx;
+  const at::Tensor x = contiguous_rows(input, "input");
+  check_activation_args(out, x);
+  if (out.numel() == 0) return;
+  cpu::run_activation<Act::kGeluTanh, false>(out, x);
+}
+
+void silu(at::Tensor& out, const at::Tensor& input) {
+  using namespace ltx;
+  const at::Tensor x = contiguous_rows(input, "input");
+  check_activation_args(out, x);
+  if (out.numel() == 0) return;
+  cpu::run_activation<Act::kSilu, false>(out, x);
+}
+
+void geglu(at::Tensor& out, const at::Tensor& input, std::string_view approximate) {
+  using namespace ltx;
+  const at::Tensor x = contiguous_rows(input, "input");
+  const bool is_tanh = geglu_is_tanh(approximate);
+  check_gated_activation_args(out, x);
+  if (out.numel() == 0) return;
+  if (is_tanh) {
+    cpu::run_activation<Act::kGeluTanh, true>(out, x);
+  } else {
+    cpu::run_activation<Act::kGeluErf, true>(out, x);
+  }
+}
+
+void silu_and_mul(at::Tensor& out, const at::Tensor& input) {
+  using namespace ltx;
+  const at::Tensor x = contiguous_rows(input, "input");
+  check_gated_activation_args(out, x);
+  if (out.numel() == 0) return;
+  cpu::run_activation<Act::kSilu, true>(out, x);
+}

@@ -1,0 +1,222 @@
+// Activations: gelu_tanh and silu (elementwise, [..., D] -> [..., D]) and the gated geglu and
+// silu_and_mul ([..., 2H] -> [..., H]), fp32 math (common/activation_math.h), rounded once.
+//
+// Memory-bound streaming. Each thread moves UNROLL vectors of VEC elements (16 bytes when the
+// row length, both pointers and every row stride allow it; VEC = 1 is the scalar path) and
+// issues all of its loads before any math, so that UNROLL (x2 for the gated ops) independent
+// loads are in flight per thread. A group of G threads covers one tile of a row (G * UNROLL
+// vectors, consecutive lanes on consecutive vectors); a block holds several groups when rows are
+// short; the 1-D grid enumerates (row block, tile) pairs with 64-bit indices and strides over
+// them when there are more than one grid holds. Contiguous elementwise tensors are one long
+// row, so that an odd D still takes the vector path.
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "common/activation_math.h"
+#include "common/op_checks.h"
+#include "torch-ext/torch_binding.h"
+#include "ltx_kernels_cuda/common/dispatch.cuh"
+#include "ltx_kernels_cuda/common/launch.cuh"
+#include "ltx_kernels_cuda/common/rows.cuh"
+#include "ltx_kernels_cuda/common/vec.cuh"
+
+namespace ltx {
+
+template <typename T>
+struct ActivationParams {
+  T* out;        // [rows, D] at out_rows
+  const T* x;    // [rows, D] (elementwise) or [rows, 2D] (gated: value half, gate half) at x_rows
+  Rows x_rows, out_rows;
+  int64_t rows;
+  int64_t D;            // outputs per row (H for the gated ops)
+  int group;            // threads per row tile (G)
+  int rows_per_block;   // groups per block
+  int64_t tiles;        // tiles per row
+  int64_t blocks;       // row blocks x tiles
+};
+
+template <typename T, Act A, bool GATED, int VEC, int UNROLL>
+__global__ void activation_kernel(const ActivationParams<T> p) {
+  // 16-bit outputs use __expf / __fdividef (a few fp32 ulps, far below their rounding);
+  // fp32 outputs use the accurate expf and division, to stay within 1e-5 of fp64.
+  constexpr bool kFast = !std::is_same_v<T, float>;
+  using V = Vec<T, VEC>;
+  const int G = p.group;
+  const int lane = threadIdx.x % G;
+  const int sub = threadIdx.x / G;  // row within the block
+  const int64_t nvec = p.D / VEC;   // vectors per row (VEC divides D: see the launcher)
+  const int64_t tile_vecs = static_cast<int64_t>(G) * UNROLL;
+
+  for (int64_t b = blockIdx.x; b < p.blocks; b += gridDim.x) {
+    const int64_t row_block = p.tiles == 1 ? b : b / p.tiles;
+    const int64_t tile = b - row_block * p.tiles;
+    const int64_t row = row_block * p.rows_per_block + sub;
+    if (row >= p.rows) continue;  // no block-wide synchronization below
+    const T* x = p.x + p.x_rows.offset(row);
+    T* out = p.out + p.out_rows.offset(row);
+    const int64_t first = tile * tile_vecs + lane;
+
+    V a[UNROLL];
+    V g[UNROLL];  // gate halves; unused (and removed) when !GATED
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const int64_t idx = first + static_cast<int64_t>(u) * G;
+      if (idx < nvec) {
+        a[u] = *reinterpret_cast<const V*>(x + idx * VEC);
+        if constexpr (GATED) g[u] = *reinterpret_cast<const V*>(x + p.D + idx * VEC);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const int64_t idx = first + static_cast<int64_t>(u) * G;
+      if (idx < nvec) {
+        float y[VEC];
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+          const float va = to_float(a[u].v[i]);
+          if constexpr (GATED) {
+            y[i] = gated_act<A, kFast>(va, to_float(g[u].v[i]));
+          } else {
+            y[i] = act<A, kFast>(va);
+          }
+        }
+        store_floats<T, VEC>(out + idx * VEC, y);
+      }
+    }
+  }
+}
+
+// How rows of `nvec` vectors are spread over threads (UNROLL vectors per thread).
+struct StreamConfig {
+  int group;           // threads per row tile
+  int rows_per_block;  // row tiles per block
+  int64_t tiles;       // tiles per row
+  int64_t blocks;      // (row blocks) x tiles
+};
+
+// Short rows: a power-of-two group of up to 32 threads per row, several rows per block, so no
+// lane idles on rows of a few vectors. Long rows: split into the fewest tiles of at most
+// `block_threads` threads, balanced, each a multiple of a warp (e.g. 5125 scalars: 6 tiles of
+// 224 threads x 4, not 5 full tiles and one of 5 elements).
+inline StreamConfig choose_stream_config(int64_t nvec, int64_t rows, int unroll,
+                                         int block_threads = 256) {
+  StreamConfig c{};
+  const int64_t want = std::max<int64_t>(1, (nvec + unroll - 1) / unroll);  // threads per row
+  if (want <= 32) {
+    c.group = next_pow2(static_cast<int>(want));
+    c.tiles = 1;
+  } else {
+    c.tiles = (want + block_threads - 1) / block_threads;
+    const int64_t per_tile = (want + c.tiles - 1) / c.tiles;
+    c.group = static_cast<int>((per_tile + 31) / 32 * 32);
+  }
+  c.rows_per_block = std::max(1, block_threads / c.group);
+  c.blocks = (rows + c.rows_per_block - 1) / c.rows_per_block * c.tiles;
+  return c;
+}
+
+template <typename T, Act A, bool GATED>
+void launch_activation(ActivationParams<T> p, cudaStream_t stream) {
+  // 16-byte vectors when every access is a 16-byte aligned run of V elements: D a multiple of
+  // V (for the gated ops D = H, so the gate half, H elements after the value half, is aligned
+  // too), both base pointers 16-byte aligned, every row stride a multiple of V. Scalar
+  // otherwise (odd H, views such as x[:, 1:]).
+  constexpr int V = kVec16<T>;
+  const bool vec_ok = p.D % V == 0 && is_aligned(p.x, 16) && is_aligned(p.out, 16) &&
+                      p.x_rows.outer_stride % V == 0 && p.x_rows.inner_stride % V == 0 &&
+                      p.out_rows.outer_stride % V == 0 && p.out_rows.inner_stride % V == 0;
+  dispatch_vec<V>(vec_ok ? V : 1, [&](auto vec_c) {
+    constexpr int VC = decltype(vec_c)::value;
+    // Four 16-byte loads in flight per thread (4 vectors, or 2 from each half for the gated
+    // ops), enough to saturate HBM at high occupancy; twice as many loads on the scalar path.
+    constexpr int U = (VC == 1 ? 8 : 4) / (GATED ? 2 : 1);
+    const StreamConfig cfg = choose_stream_config(p.D / VC, p.rows, U);
+    p.group = cfg.group;
+    p.rows_per_block = cfg.rows_per_block;
+    p.tiles = cfg.tiles;
+    p.blocks = cfg.blocks;
+    // gridDim.x is at most 2^31 - 1; the kernel strides over any blocks beyond it.
+    const int64_t grid = std::min<int64_t>(cfg.blocks, 0x7fffffff);
+    const dim3 block(cfg.group * cfg.rows_per_block);
+    activation_kernel<T, A, GATED, VC, U>
+        <<<dim3(static_cast<unsigned>(grid)), block, 0, stream>>>(p);
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <Act A, bool GATED>
+void run_activation(at::Tensor& out, const at::Tensor& x) {
+  const c10::cuda::CUDAGuard guard(x.device());
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  Rows xr{}, orows{};
+  int64_t rows = 0, D = 0;
+  if (!GATED && x.is_contiguous() && out.is_contiguous()) {
+    // One row of numel elements: rows of an odd D still vectorize when numel allows it.
+    rows = 1;
+    D = x.numel();
+    xr = Rows{1, D, D};
+    orows = xr;
+  } else {
+    const RowLayout xl = row_layout(x, "input"), ol = row_layout(out, "out");
+    xr = to_rows(xl);
+    orows = to_rows(ol);
+    rows = xl.rows;
+    D = out.size(-1);
+  }
+  LTX_DISPATCH_FLOAT_TYPES(x.scalar_type(), "input", [&] {
+    using T = scalar_t;
+    ActivationParams<T> p{};
+    p.out = reinterpret_cast<T*>(out.data_ptr());
+    p.x = reinterpret_cast<const T*>(x.data_ptr());
+    p.x_rows = xr;
+    p.out_rows = orows;
+    p.rows = rows;
+    p.D = D;
+    launch_activation<T, A, GATED>(p, stream);
+  });
+}
+
+}  // namespace ltx
+
+void gelu_tanh(at::Tensor& out, const at::Tensor& input) {
+  using namespace ltx;
+  const at::Tensor x = contiguous_rows(input, "input");
+  check_activation_args(out, x);
+  if (out.numel() == 0) return;
+  run_activation<Act::kGeluTanh, false>(out, x);
+}
+
+void silu(at::Tensor& out, const at::Tensor& input) {
+  using namespace ltx;
+  const at::Tensor x = contiguous_rows(input, "input");
+  check_activation_args(out, x);
+  if (out.numel() == 0) return;
+  run_activation<Act::kSilu, false>(out, x);
+}
+
+void geglu(at::Tensor& out, const at::Tensor& input, std::string_view approximate) {
+  using namespace ltx;
+  const at::Tensor x = contiguous_rows(input, "input");
+  const bool is_tanh = geglu_is_tanh(approximate);
+  check_gated_activation_args(out, x);
+  if (out.numel() == 0) return;
+  if (is_tanh) {
+    run_activation<Act::kGeluTanh, true>(out, x);
+  } else {
+    run_activation<Act::kGeluErf, true>(out, x);
+  }
+}
+
+void silu_and_mul(at::Tensor& out, const at::Tensor& input) {
+  using namespace ltx;
+  const at::Tensor x = contiguous_rows(input, "input");
+  check_gated_activation_args(out, x);
+  if (out.numel() == 0) return;
+  run_activation<Act::kSilu, true>(out, x);
+}

@@ -1,0 +1,430 @@
+"""Activations (gelu_tanh, silu, geglu, silu_and_mul): against float64 references on every
+backend, dtype, layout and the DESIGN.md shape list; against PyTorch's own ops; opcheck;
+torch.compile; bad inputs; the transformers and diffusers layers, directly and via kernelize."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import DTYPES, HAS_CUDA, LAYOUTS, assert_close, make_input, poisoned
+
+HIDDEN_SIZES = [1, 7, 8, 768, 769, 2048, 3072, 5120, 5125, 8192, 16384]
+
+
+# ---- float64 references ----------------------------------------------------------------------
+
+
+def ref_gelu_tanh(x):
+    x = x.double()
+    return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
+def ref_gelu_erf(x):
+    x = x.double()
+    return 0.5 * x * (1 + torch.erf(x / math.sqrt(2)))
+
+
+def ref_silu(x):
+    x = x.double()
+    return x * torch.sigmoid(x)
+
+
+def halves(x):
+    H = x.shape[-1] // 2
+    return x[..., :H].double(), x[..., H:].double()
+
+
+def ref_geglu(gelu):
+    def ref(x):
+        value, gate = halves(x)
+        return value * gelu(gate)
+
+    return ref
+
+
+def ref_silu_and_mul(x):
+    a, b = halves(x)
+    return ref_silu(a) * b
+
+
+# Each op: how to call it, its float64 reference, and PyTorch's own op in the input dtype.
+ELEMENTWISE = {
+    "gelu_tanh": (
+        lambda k, x, **kw: k.gelu_tanh(x, **kw),
+        ref_gelu_tanh,
+        lambda x: F.gelu(x, approximate="tanh"),
+    ),
+    "silu": (lambda k, x, **kw: k.silu(x, **kw), ref_silu, F.silu),
+}
+GATED = {
+    "geglu_tanh": (
+        lambda k, x, **kw: k.geglu(x, "tanh", **kw),
+        ref_geglu(ref_gelu_tanh),
+        lambda x: x.chunk(2, -1)[0] * F.gelu(x.chunk(2, -1)[1], approximate="tanh"),
+    ),
+    "geglu_none": (
+        lambda k, x, **kw: k.geglu(x, "none", **kw),
+        ref_geglu(ref_gelu_erf),
+        lambda x: x.chunk(2, -1)[0] * F.gelu(x.chunk(2, -1)[1]),
+    ),
+    "silu_and_mul": (
+        lambda k, x, **kw: k.silu_and_mul(x, **kw),
+        ref_silu_and_mul,
+        lambda x: F.silu(x.chunk(2, -1)[0]) * x.chunk(2, -1)[1],
+    ),
+}
+ALL_OPS = {**ELEMENTWISE, **GATED}
+
+
+def out_shape(name, shape):
+    return shape if name in ELEMENTWISE else (*shape[:-1], shape[-1] // 2)
+
+
+# ---- references over shapes, dtypes, layouts ------------------------------------------------
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("D", HIDDEN_SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_elementwise_reference(kernel, device, name, dtype, D, layout):
+    """contiguous: one flat run of numel elements; strided / misaligned: row by row."""
+    op, ref, _ = ELEMENTWISE[name]
+    x = make_input((3, 5, D), dtype, device, layout)
+    out = poisoned(x.shape, dtype, device)
+    y = op(kernel, x, out=out)
+    assert y is out
+    assert_close(y, ref(x))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("H", HIDDEN_SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", GATED)
+def test_gated_reference(kernel, device, name, dtype, H, layout):
+    op, ref, _ = GATED[name]
+    x = make_input((3, 5, 2 * H), dtype, device, layout)
+    out = poisoned((3, 5, H), dtype, device)
+    y = op(kernel, x, out=out)
+    assert y is out
+    assert_close(y, ref(x))
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ALL_OPS)
+def test_matches_torch(kernel, device, name, dtype):
+    """Within one rounding of PyTorch's own op in the same dtype (both round fp32 math once;
+    the gated references round twice, at the activation and at the product)."""
+    op, _, torch_op = ALL_OPS[name]
+    x = 3 * torch.randn(7, 1024, dtype=dtype, device=device)
+    assert_close(op(kernel, x), torch_op(x).double(), dtype)
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ALL_OPS)
+def test_wide_range(kernel, device, name, dtype):
+    """Tails and saturation: |x| up to 20 (fp16) or 80, where exp over- and underflows in fp32
+    and the negative tail of GELU / SiLU falls below the smallest subnormal."""
+    op, ref, _ = ALL_OPS[name]
+    L = 20.0 if dtype == torch.float16 else 80.0
+    ramp = torch.linspace(-L, L, 4096, device=device)
+    x = torch.stack([ramp, ramp.flip(0)]).to(dtype)  # for gated ops: both signs in both halves
+    assert_close(op(kernel, x), ref(x))
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_special_values(kernel, device, name, dtype):
+    """+inf, NaN, zeros, the largest finite values (x^3 and exp overflow): exactly PyTorch's
+    results (x, NaN, 0, x, -0)."""
+    op, _, torch_op = ELEMENTWISE[name]
+    big = torch.finfo(dtype).max
+    x = torch.tensor([float("inf"), float("nan"), 0.0, -0.0, big, -big], device=device).to(dtype)
+    y, r = op(kernel, x), torch_op(x)
+    assert torch.equal(y.isnan(), r.isnan())
+    assert torch.equal(y[~y.isnan()], r[~r.isnan()]), f"{y} != {r}"
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(8, 7), (16, 769), (8, 5125), (3, 7), (5, 1)])
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_elementwise_odd_rows_contiguous(kernel, device, name, dtype, shape):
+    """Contiguous tensors with an odd D are one flat run: a vector path when numel allows it
+    ((8, 7): 56 elements), the scalar one otherwise ((3, 7))."""
+    op, ref, _ = ELEMENTWISE[name]
+    x = torch.randn(shape, dtype=dtype, device=device)
+    out = poisoned(shape, dtype, device)
+    op(kernel, x, out=out)
+    assert_close(out, ref(x))
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("shape", [(1, 4096), (4096,), (1, 1, 2), (1, 2), (0, 64), (4, 0),
+                                   (2, 0, 64)])
+@pytest.mark.parametrize("name", ALL_OPS)
+def test_edge_shapes(kernel, device, name, shape):
+    """One row, 1-d, a single element (pair), empty tensors."""
+    op, ref, _ = ALL_OPS[name]
+    x = torch.randn(shape, device=device)
+    y = op(kernel, x)
+    assert y.shape == out_shape(name, shape)
+    if y.numel():
+        assert_close(y, ref(x))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ALL_OPS)
+def test_two_level_rows(kernel, device, name, dtype):
+    """Per-head slices of a fused projection (rows at two strides), and a view with three
+    non-mergeable levels (copied to contiguous rows by the op)."""
+    op, ref, _ = ALL_OPS[name]
+    B, S, K, W = 2, 7, 4, 128
+    fused = torch.randn(B, S, 3 * K * W, dtype=dtype, device=device)
+    x = fused[..., : K * W].unflatten(-1, (K, W))
+    out = poisoned(out_shape(name, x.shape), dtype, device)
+    op(kernel, x, out=out)
+    assert_close(out, ref(x))
+    x3 = torch.randn(5, 3, 4, 2 * W, dtype=dtype, device=device)[..., :W].transpose(0, 1)
+    assert_close(op(kernel, x3), ref(x3))
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ALL_OPS)
+def test_strided_out(kernel, device, name, dtype):
+    """`out` a strided view into a larger buffer: every element of it written, nothing else."""
+    op, ref, _ = ALL_OPS[name]
+    x = torch.randn(9, 1024, dtype=dtype, device=device)
+    n = out_shape(name, x.shape)[-1]
+    big = poisoned((9, n + 16), dtype, device)
+    out = big[:, 8 : 8 + n]
+    op(kernel, x, out=out)
+    assert_close(out, ref(x))
+    assert torch.isnan(big[:, :8]).all() and torch.isnan(big[:, 8 + n :]).all(), "wrote outside"
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_elementwise_in_place(kernel, device, name, dtype):
+    op, ref, _ = ELEMENTWISE[name]
+    for x in (torch.randn(6, 2048, dtype=dtype, device=device),
+              torch.randn(6, 2056, dtype=dtype, device=device)[:, 1:2049]):
+        expected = ref(x)
+        y = op(kernel, x, out=x)
+        assert y is x
+        assert_close(x, expected)
+
+
+# ---- PyTorch integration ---------------------------------------------------------------------
+
+
+@pytest.mark.kernels_ci
+def test_opcheck(kernel, device):
+    for dtype in DTYPES:
+        x = torch.randn(3, 64, dtype=dtype, device=device)
+        y = torch.empty(3, 32, dtype=dtype, device=device)
+        torch.library.opcheck(kernel.ops.gelu_tanh, (torch.empty_like(x), x))
+        torch.library.opcheck(kernel.ops.silu, (torch.empty_like(x), x))
+        torch.library.opcheck(kernel.ops.geglu, (y, x, "tanh"))
+        torch.library.opcheck(kernel.ops.geglu, (y, x, "none"))
+        torch.library.opcheck(kernel.ops.silu_and_mul, (y, x))
+
+
+@pytest.mark.kernels_ci
+def test_compile(kernel, device):
+    """fullgraph (no graph break), dynamic batch without recompiling."""
+
+    def f(x):
+        h = kernel.gelu_tanh(x * 2) + kernel.silu(x)
+        return kernel.geglu(h, "none") + kernel.geglu(h) + kernel.silu_and_mul(h)
+
+    torch._dynamo.reset()
+    cf = torch.compile(f, fullgraph=True, dynamic=True)
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        for b in (2, 3, 5, 8):
+            x = torch.randn(b, 16, 256, dtype=torch.bfloat16, device=device)
+            # The eager run executes the same kernels on the same inputs; only the adds and the
+            # *2 around them may be fused and rounded differently by the compiler.
+            assert_close(cf(x), f(x).double(), scale=2)
+
+
+@pytest.mark.kernels_ci
+def test_bad_inputs(kernel, device):
+    """Each error names the argument at the start of its message."""
+    x = torch.randn(4, 64, dtype=torch.bfloat16, device=device)
+    for name, (op, _, _) in ALL_OPS.items():
+        with pytest.raises(RuntimeError, match="^input:"):
+            op(kernel, torch.ones(4, 64, dtype=torch.int32, device=device))
+        with pytest.raises(RuntimeError, match="^input:"):
+            op(kernel, torch.randn(64, 4, device=device).t())  # last dim not contiguous
+        with pytest.raises(RuntimeError, match="^input:"):
+            op(kernel, torch.randn((), device=device))
+        with pytest.raises(RuntimeError, match="^out:"):
+            op(kernel, x, out=torch.empty(out_shape(name, x.shape), device=device))  # fp32
+        with pytest.raises(RuntimeError, match="^out:"):
+            op(kernel, x, out=torch.empty(4, 63, dtype=torch.bfloat16, device=device))
+        with pytest.raises(RuntimeError, match="^out:"):
+            shape = out_shape(name, (4, 128))
+            bad = torch.empty(shape[::-1], dtype=torch.bfloat16, device=device).t()
+            op(kernel, torch.randn(4, 128, dtype=torch.bfloat16, device=device), out=bad)
+        if device.type == "cuda":
+            with pytest.raises(RuntimeError, match="^out:"):
+                op(kernel, x, out=torch.empty(out_shape(name, x.shape), dtype=x.dtype))
+    for name, (op, _, _) in GATED.items():
+        with pytest.raises(RuntimeError, match="^input:"):
+            op(kernel, torch.randn(4, 65, dtype=torch.bfloat16, device=device))
+    for bad in ("exact", "Tanh", ""):
+        with pytest.raises(RuntimeError, match="^approximate:"):
+            kernel.geglu(x, bad)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_CUDA, reason="CUDA only: > 2^31 elements")
+def test_huge(backend):
+    """More than 2^31 elements: 64-bit offsets, in the flat (gelu_tanh) and row (silu_and_mul,
+    strided gelu_tanh) paths."""
+    if backend != "cuda":
+        pytest.skip("CUDA only")
+    from conftest import load_kernel
+
+    k = load_kernel("cuda")
+    H = 4096
+    rows = (2**31) // H + 3
+    x = torch.randn(rows, 2 * H, dtype=torch.bfloat16, device="cuda")
+    y = k.silu_and_mul(x)
+    for sl in (slice(0, 2), slice(rows - 2, rows)):
+        assert_close(y[sl], ref_silu_and_mul(x[sl]))
+    del y
+    g = k.gelu_tanh(x)
+    for sl in (slice(0, 2), slice(rows - 2, rows)):
+        assert_close(g[sl], ref_gelu_tanh(x[sl]))
+    del g
+    v = x[:, :H]  # strided rows, > 2^31 elements addressed
+    g = k.gelu_tanh(v)
+    for sl in (slice(0, 2), slice(rows - 2, rows)):
+        assert_close(g[sl], ref_gelu_tanh(v[sl]))
+    del x, v, g
+    torch.cuda.empty_cache()
+
+
+# ---- layers ----------------------------------------------------------------------------------
+
+
+def _transformers_act(name):
+    from transformers.activations import GELUTanh, SiLUActivation
+
+    return {"GeluTanh": GELUTanh, "SiLU": SiLUActivation}[name]
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layer", ["GeluTanh", "SiLU"])
+def test_layer_matches_transformers(kernel, device, dtype, layer):
+    m = _transformers_act(layer)()
+    x = torch.randn(2, 9, 768, dtype=dtype, device=device)
+    ref = m(x)
+    y = getattr(kernel.layers, layer).forward(m, x)
+    assert y.dtype == ref.dtype
+    assert_close(y, ref.double())
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_layer_silu_and_mul(kernel, device, dtype):
+    x = torch.randn(2, 9, 2 * 688, dtype=dtype, device=device)
+    y = kernel.layers.SiluAndMul.forward(torch.nn.Module(), x)
+    assert_close(y, ref_silu_and_mul(x))
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("approximate", ["tanh", "none"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_layer_matches_diffusers_gelu(kernel, device, dtype, approximate):
+    from diffusers.models.activations import GELU
+
+    m = GELU(256, 512, approximate=approximate).to(device=device, dtype=dtype)
+    x = torch.randn(2, 9, 256, dtype=dtype, device=device)
+    ref = m(x)
+    y = kernel.layers.DiffusersGELU.forward(m, x)
+    assert y.dtype == ref.dtype
+    assert_close(y, ref.double())
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_layer_matches_diffusers_geglu(kernel, device, dtype):
+    from diffusers.models.activations import GEGLU
+
+    m = GEGLU(256, 384).to(device=device, dtype=dtype)
+    x = torch.randn(2, 9, 256, dtype=dtype, device=device)
+    ref = m(x)
+    y = kernel.layers.DiffusersGEGLU.forward(m, x)
+    assert y.shape == ref.shape and y.dtype == ref.dtype
+    # diffusers rounds gelu(gate) to the dtype before the product, the kernel rounds once.
+    assert_close(y, ref.double(), scale=2)
+
+
+class _LoadedLayer:
+    """A kernels layer repository for a kernel already loaded by the fixture (the right
+    backend on every machine); `kernelize` validates the layer and swaps `forward`."""
+
+    def __init__(self, kernel, name):
+        self._kernel = kernel
+        self.layer_name = name
+
+    def load(self):
+        return getattr(self._kernel.layers, self.layer_name)
+
+    def __str__(self):
+        return f"ltx-kernels layer `{self.layer_name}`"
+
+
+@pytest.mark.kernels_ci
+def test_kernelize(kernel, device):
+    """Every layer through `kernelize` (which validates it against the host class): the
+    transformers activations by their hub names, diffusers' GELU / GEGLU and a SiluAndMul host
+    attached with `replace_kernel_forward_from_hub` (on subclasses, leaving diffusers as is)."""
+    from diffusers.models.activations import GEGLU, GELU
+    from kernels import Mode, kernelize, replace_kernel_forward_from_hub, use_kernel_mapping
+
+    class TanhGELU(GELU):
+        pass
+
+    class ErfGEGLU(GEGLU):
+        pass
+
+    class SiluAndMulHost(torch.nn.Module):
+        def forward(self, x):
+            return F.silu(x.chunk(2, -1)[0]) * x.chunk(2, -1)[1]
+
+    replace_kernel_forward_from_hub(TanhGELU, "DiffusersGELU")
+    replace_kernel_forward_from_hub(ErfGEGLU, "DiffusersGEGLU")
+    replace_kernel_forward_from_hub(SiluAndMulHost, "SiluAndMul")
+    names = ["DiffusersGELU", "GeluTanh", "SiLU", "DiffusersGEGLU", "SiluAndMul"]
+    model = torch.nn.Sequential(
+        TanhGELU(64, 256, approximate="tanh"),
+        _transformers_act("GeluTanh")(),
+        _transformers_act("SiLU")(),
+        ErfGEGLU(256, 128),
+        SiluAndMulHost(),
+    ).to(device=device, dtype=torch.bfloat16)
+    x = torch.randn(4, 64, dtype=torch.bfloat16, device=device)
+    with torch.no_grad():
+        mapping = {n: {device.type: _LoadedLayer(kernel, n)} for n in names}
+        with use_kernel_mapping(mapping, inherit_mapping=False):
+            kernelize(model, mode=Mode.INFERENCE, device=device.type)
+        for m, n in zip(model, names):
+            assert m.forward.__func__ is getattr(kernel.layers, n).forward, n
+        y = model(x)
+        # The same kernels called directly, with the model's own projections.
+        h = kernel.silu(kernel.gelu_tanh(kernel.gelu_tanh(model[0].proj(x))))
+        expected = kernel.silu_and_mul(kernel.geglu(model[3].proj(h), "none"))
+    assert y.shape == (4, 64)
+    assert torch.equal(y, expected)

@@ -1,0 +1,107 @@
+"""Activations: tanh GELU and SiLU (elementwise), GEGLU and SiLU-and-mul (gated, `[..., 2H]` ->
+`[..., H]`); fp32 math, one rounding to the input dtype."""
+
+from typing import Optional
+
+import torch
+
+from ._ops import add_op_namespace_prefix, ops
+
+
+def _out_like(x: torch.Tensor, gated: bool) -> torch.Tensor:
+    shape = x.shape
+    if gated and x.dim() > 0:
+        # An odd last dim is rejected by the op (naming `input`), after this allocation.
+        shape = (*x.shape[:-1], x.shape[-1] // 2)
+    return torch.empty(shape, dtype=x.dtype, device=x.device)
+
+
+def gelu_tanh(x: torch.Tensor, *, out: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """tanh-approximate GELU, `F.gelu(x, approximate="tanh")`, elementwise.
+
+    Args:
+        x: `[..., D]`, float32 / float16 / bfloat16; any leading dims, rows may be strided (the
+            last dim must be contiguous).
+        out: optional output `[..., D]`, x's dtype (rows may be strided; may be `x` itself).
+
+    Returns:
+        `out`, `[..., D]`.
+    """
+    if out is None:
+        out = _out_like(x, gated=False)
+    ops.gelu_tanh(out, x)
+    return out
+
+
+def silu(x: torch.Tensor, *, out: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """SiLU, `F.silu(x)` = `x * sigmoid(x)`, elementwise.
+
+    Args:
+        x: `[..., D]`, float32 / float16 / bfloat16; rows may be strided.
+        out: optional output `[..., D]`, x's dtype (may be `x` itself).
+
+    Returns:
+        `out`, `[..., D]`.
+    """
+    if out is None:
+        out = _out_like(x, gated=False)
+    ops.silu(out, x)
+    return out
+
+
+def geglu(
+    x: torch.Tensor, approximate: str = "tanh", *, out: Optional[torch.Tensor] = None
+) -> torch.Tensor:
+    """GEGLU in diffusers' order: `x[..., :H] * gelu(x[..., H:], approximate)`.
+
+    Args:
+        x: `[..., 2H]` (value half, then gate half), float32 / float16 / bfloat16; rows may be
+            strided. H may be odd.
+        approximate: `"tanh"` (tanh GELU) or `"none"` (erf GELU, diffusers' `GEGLU`), as in
+            `F.gelu`.
+        out: optional output `[..., H]`, x's dtype.
+
+    Returns:
+        `out`, `[..., H]`.
+    """
+    if out is None:
+        out = _out_like(x, gated=True)
+    ops.geglu(out, x, approximate)
+    return out
+
+
+def silu_and_mul(x: torch.Tensor, *, out: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """SwiGLU in vLLM's order: `silu(x[..., :H]) * x[..., H:]` (LLaMA-family MLPs, with the
+    gate and up projections fused as `[gate | up]`).
+
+    Args:
+        x: `[..., 2H]`, float32 / float16 / bfloat16; rows may be strided. H may be odd.
+        out: optional output `[..., H]`, x's dtype.
+
+    Returns:
+        `out`, `[..., H]`.
+    """
+    if out is None:
+        out = _out_like(x, gated=True)
+    ops.silu_and_mul(out, x)
+    return out
+
+
+@torch.library.register_fake(add_op_namespace_prefix("gelu_tanh"))
+def _gelu_tanh_fake(out, x) -> None:
+    return None
+
+
+@torch.library.register_fake(add_op_namespace_prefix("silu"))
+def _silu_fake(out, x) -> None:
+    return None
+
+
+@torch.library.register_fake(add_op_namespace_prefix("geglu"))
+def _geglu_fake(out, x, approximate) -> None:
+    return None
+
+
+@torch.library.register_fake(add_op_namespace_prefix("silu_and_mul"))
+def _silu_and_mul_fake(out, x) -> None:
+    return None
