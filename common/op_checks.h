@@ -220,22 +220,23 @@ inline void check_activation_args(const at::Tensor& out, const at::Tensor& x) {
 inline void check_gated_activation_args(const at::Tensor& out, const at::Tensor& x) {
   check_input(x, "input");
   TORCH_CHECK(x.size(-1) % 2 == 0, "input: the last dim must be even (two halves of H), got ",
-              x.size(-1));
+              std::to_string(x.size(-1)));
   check_same_device(out, x, "out", "input");
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() /= 2;
-  TORCH_CHECK(out.sizes() == at::IntArrayRef(shape), "out: expected shape ", at::IntArrayRef(shape),
-              " (input's with the last dim halved), got ", out.sizes());
+  TORCH_CHECK(out.sizes() == at::IntArrayRef(shape), "out: expected shape ", shape_str(shape),
+              " (input's with the last dim halved), got ", shape_str(out.sizes()));
   TORCH_CHECK(out.scalar_type() == x.scalar_type(), "out: expected dtype ",
               dtype_name(x.scalar_type()), ", got ", dtype_name(out.scalar_type()));
   TORCH_CHECK(out.size(-1) <= 1 || out.stride(-1) == 1,
-              "out: the last dimension must be contiguous (stride 1), got stride ", out.stride(-1));
+              "out: the last dimension must be contiguous (stride 1), got stride ",
+              std::to_string(out.stride(-1)));
 }
 
 // geglu's `approximate`, as F.gelu's: "tanh" or "none" (erf). Returns true for "tanh".
 inline bool geglu_is_tanh(std::string_view approximate) {
   TORCH_CHECK(approximate == "tanh" || approximate == "none",
-              "approximate: must be \"tanh\" or \"none\", got \"", approximate, "\"");
+              "approximate: must be \"tanh\" or \"none\", got \"", std::string(approximate), "\"");
   return approximate == "tanh";
 }
 
