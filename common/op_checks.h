@@ -7,6 +7,7 @@
 // at `(r / inner) * outer_stride + (r % inner) * inner_stride` without copying.
 #pragma once
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <c10/util/Exception.h>
 
@@ -190,6 +191,46 @@ inline void check_rms_norm_args(const at::Tensor& out, const at::Tensor& x,
   const at::ScalarType odt =
       (w32 && out.scalar_type() == at::kFloat) ? at::kFloat : x.scalar_type();
   check_out(out, x, odt);
+}
+
+// A tensor the kernel writes: no two of its elements may share memory (an expanded view would
+// have several rows write the same place).
+inline void check_writable(const at::Tensor& t, const char* name) {
+  TORCH_CHECK(at::has_internal_overlap(t) != at::MemOverlap::Yes, name,
+              ": is written, so its elements must not share memory (an expanded view?)");
+}
+
+// Two tensors that the kernel writes must not share memory.
+inline void check_no_overlap(const at::Tensor& a, const at::Tensor& b, const char* name,
+                             const char* other) {
+  const at::MemOverlapStatus s = at::get_overlap_status(a, b);
+  TORCH_CHECK(s != at::MemOverlapStatus::Full && s != at::MemOverlapStatus::Partial, name,
+              ": must not share memory with ", other);
+}
+
+// t must have x's shape and dtype (another input of the same rows, or one written in place).
+inline void check_like_input(const at::Tensor& t, const at::Tensor& x, const char* name) {
+  check_input(t, name);
+  check_same_device(t, x, name, "input");
+  TORCH_CHECK(t.sizes() == x.sizes(), name, ": expected shape ", x.sizes(),
+              " (the shape of input), got ", t.sizes());
+  TORCH_CHECK(t.scalar_type() == x.scalar_type(), name, ": expected dtype ",
+              dtype_name(x.scalar_type()), " (the dtype of input), got ",
+              dtype_name(t.scalar_type()));
+}
+
+// fused_add_rms_norm (vLLM / FlashInfer): both input and residual are written in place, so
+// neither is copied; residual has input's shape and dtype; the weight is input's dtype or
+// float32.
+inline void check_fused_add_rms_norm_args(const at::Tensor& x, const at::Tensor& residual,
+                                          const std::optional<at::Tensor>& weight, double eps) {
+  check_input(x, "input");
+  check_like_input(residual, x, "residual");
+  check_eps(eps);
+  if (weight.has_value()) check_feature_vector(*weight, x, "weight");
+  check_writable(x, "input");
+  check_writable(residual, "residual");
+  check_no_overlap(residual, x, "residual", "input");
 }
 
 }  // namespace ltx

@@ -5,6 +5,9 @@
 // The row stays in registers between the reduction and the write (CHUNKS vectors of VEC
 // elements per thread), so x is read from memory once; rows too long for that take a
 // streaming path that reads x twice (CHUNKS == 0).
+//
+// fused_add_rms_norm is the same kernel with ADD: the row is residual + x, rounded to T and
+// stored to residual as it is loaded (vLLM / FlashInfer semantics), and the output goes to x.
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -21,10 +24,11 @@ namespace ltx {
 
 template <typename T, typename W, typename O>
 struct RmsNormParams {
-  O* out;           // [rows, D] at out_rows
+  O* out;           // [rows, D] at out_rows (ADD: the same memory as x)
   const T* x;       // [rows, D] at x_rows
   const W* weight;  // [D], or nullptr
-  Rows x_rows, out_rows;
+  T* residual;      // [rows, D] at res_rows, read and written (ADD only)
+  Rows x_rows, out_rows, res_rows;
   int64_t rows;
   int D;
   int group;  // threads per row (G)
@@ -47,7 +51,21 @@ __device__ __forceinline__ void rms_norm_write(const RmsNormParams<T, W, O>& p, 
   store_floats<O, VEC>(out + idx * VEC, y);
 }
 
-template <typename T, typename W, typename O, int VEC, int CHUNKS>
+// Loads vector `idx` of the row: x, or with ADD the rounded sum x + residual, which is stored
+// back to residual.
+template <typename T, int VEC, bool ADD>
+__device__ __forceinline__ void rms_norm_load(const T* x, T* res, int idx, float (&v)[VEC]) {
+  load_floats<T, VEC>(x + idx * VEC, v);
+  if constexpr (ADD) {
+    float r[VEC];
+    load_floats<T, VEC>(res + idx * VEC, r);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) v[i] = round_to<T>(v[i] + r[i]);
+    store_floats<T, VEC>(res + idx * VEC, v);
+  }
+}
+
+template <typename T, typename W, typename O, int VEC, int CHUNKS, bool ADD>
 __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
   __shared__ float smem[32];
   const int G = p.group;
@@ -56,6 +74,7 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
   const bool active = row < p.rows;
   const T* x = p.x + (active ? p.x_rows.offset(row) : 0);
   O* out = p.out + (active ? p.out_rows.offset(row) : 0);
+  T* res = ADD ? p.residual + (active ? p.res_rows.offset(row) : 0) : nullptr;
   const int nvec = p.D / VEC;
 
   if constexpr (CHUNKS > 0) {
@@ -65,7 +84,7 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
     for (int c = 0; c < CHUNKS; ++c) {
       const int idx = c * G + lane;
       if (active && idx < nvec) {
-        load_floats<T, VEC>(x + idx * VEC, v[c]);
+        rms_norm_load<T, VEC, ADD>(x, res, idx, v[c]);
       } else {
 #pragma unroll
         for (int i = 0; i < VEC; ++i) v[c][i] = 0.f;
@@ -84,28 +103,31 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
     float ss = 0.f;
     for (int idx = lane; active && idx < nvec; idx += G) {
       float v[VEC];
-      load_floats<T, VEC>(x + idx * VEC, v);
+      rms_norm_load<T, VEC, ADD>(x, res, idx, v);
 #pragma unroll
       for (int i = 0; i < VEC; ++i) ss += v[i] * v[i];
     }
     ss = group_sum(ss, G, smem);
     const float inv = rsqrtf(ss / static_cast<float>(p.D) + p.eps);
+    // Second pass: the row again (with ADD, the rounded sum this thread stored to residual).
     for (int idx = lane; active && idx < nvec; idx += G) {
       float v[VEC];
-      load_floats<T, VEC>(x + idx * VEC, v);
+      load_floats<T, VEC>((ADD ? res : x) + idx * VEC, v);
       rms_norm_write<T, W, O, VEC>(p, out, idx, v, inv);
     }
   }
 }
 
-template <typename T, typename W, typename O>
+template <bool ADD, typename T, typename W, typename O>
 void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
   // 16-byte accesses when every row start and every pointer allows them, scalar otherwise.
   constexpr int V = kVec16<T>;
   const bool vec_ok = p.D % V == 0 && is_aligned(p.x, 16) && is_aligned(p.out, sizeof(O) * V) &&
                       (p.weight == nullptr || is_aligned(p.weight, sizeof(W) * V)) &&
                       p.x_rows.outer_stride % V == 0 && p.x_rows.inner_stride % V == 0 &&
-                      p.out_rows.outer_stride % V == 0 && p.out_rows.inner_stride % V == 0;
+                      p.out_rows.outer_stride % V == 0 && p.out_rows.inner_stride % V == 0 &&
+                      (!ADD || (is_aligned(p.residual, 16) && p.res_rows.outer_stride % V == 0 &&
+                                p.res_rows.inner_stride % V == 0));
   const int vec = vec_ok ? V : 1;
   const RowConfig cfg = choose_row_config(p.D / vec);
   p.group = cfg.group;
@@ -115,7 +137,13 @@ void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
     constexpr int VC = decltype(vec_c)::value;
     dispatch_chunks(cfg.chunks, [&](auto chunks_c) {
       constexpr int CC = decltype(chunks_c)::value;
-      rms_norm_kernel<T, W, O, VC, CC><<<grid, block, 0, stream>>>(p);
+      auto kernel = rms_norm_kernel<T, W, O, VC, CC, ADD>;
+      // Long rows in 16-bit (D > 32K) can ask for more registers than a block this large has:
+      // stream the row instead of caching it.
+      if (CC > 0 && !block_fits(kernel, static_cast<int>(block.x))) {
+        kernel = rms_norm_kernel<T, W, O, VC, 0, ADD>;
+      }
+      kernel<<<grid, block, 0, stream>>>(p);
     });
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -150,7 +178,7 @@ void rms_norm(at::Tensor& out, const at::Tensor& input,
       p.D = static_cast<int>(x.size(-1));
       p.eps = static_cast<float>(eps);
       p.round_before_weight = round_before_weight;
-      launch_rms_norm(p, stream);
+      launch_rms_norm<false>(p, stream);
     };
     if constexpr (std::is_same_v<T, float>) {
       run(TypeTag<float>{}, TypeTag<float>{});
@@ -160,6 +188,43 @@ void rms_norm(at::Tensor& out, const at::Tensor& input,
       run(TypeTag<float>{}, TypeTag<T>{});
     } else {
       run(TypeTag<float>{}, TypeTag<float>{});
+    }
+  });
+}
+
+void fused_add_rms_norm(at::Tensor& input, at::Tensor& residual,
+                        const std::optional<at::Tensor>& weight, double eps) {
+  using namespace ltx;
+  check_fused_add_rms_norm_args(input, residual, weight, eps);
+  if (input.numel() == 0) return;
+  const c10::cuda::CUDAGuard guard(input.device());
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const RowLayout xl = row_layout(input, "input"), rl = row_layout(residual, "residual");
+  const bool w32 = weight.has_value() && weight->scalar_type() == at::kFloat;
+
+  LTX_DISPATCH_FLOAT_TYPES(input.scalar_type(), "input", [&] {
+    using T = scalar_t;
+    auto run = [&](auto w_tag) {
+      using W = typename decltype(w_tag)::type;
+      RmsNormParams<T, W, T> p{};
+      // In place: each thread reads its elements of x before it writes them.
+      p.out = reinterpret_cast<T*>(input.data_ptr());
+      p.x = p.out;
+      p.weight = weight.has_value() ? reinterpret_cast<const W*>(weight->data_ptr()) : nullptr;
+      p.residual = reinterpret_cast<T*>(residual.data_ptr());
+      p.x_rows = to_rows(xl);
+      p.out_rows = p.x_rows;
+      p.res_rows = to_rows(rl);
+      p.rows = xl.rows;
+      p.D = static_cast<int>(input.size(-1));
+      p.eps = static_cast<float>(eps);
+      p.round_before_weight = false;
+      launch_rms_norm<true>(p, stream);
+    };
+    if (w32) {
+      run(TypeTag<float>{});
+    } else {
+      run(TypeTag<T>{});
     }
   });
 }

@@ -18,6 +18,9 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
       "rms_norm(Tensor! out, Tensor input, Tensor? weight, float eps, "
       "bool round_before_weight) -> ()");
   LTX_IMPL(ops, rms_norm);
+  ops.def(
+      "fused_add_rms_norm(Tensor! input, Tensor! residual, Tensor? weight, float eps) -> ()");
+  LTX_IMPL(ops, fused_add_rms_norm);
 }
 
 REGISTER_EXTENSION(TORCH_EXTENSION_NAME)

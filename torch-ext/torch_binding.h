@@ -10,3 +10,8 @@
 // out = input * rsqrt(mean(input^2, -1) + eps) [* weight]
 void rms_norm(at::Tensor& out, const at::Tensor& input,
               const std::optional<at::Tensor>& weight, double eps, bool round_before_weight);
+
+// In place (vLLM / FlashInfer): residual = residual + input (rounded to its dtype), then
+// input = rms_norm(residual) [* weight], computed from the rounded sum.
+void fused_add_rms_norm(at::Tensor& input, at::Tensor& residual,
+                        const std::optional<at::Tensor>& weight, double eps);

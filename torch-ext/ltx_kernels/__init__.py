@@ -7,9 +7,10 @@ tensors, and `layers` holds drop-in modules for `kernels.kernelize`.
 
 from . import layers
 from ._ops import ops
-from .rms_norm import rms_norm
+from .rms_norm import fused_add_rms_norm, rms_norm
 
 __all__ = [
+    "fused_add_rms_norm",
     "layers",
     "ops",
     "rms_norm",
