@@ -7,10 +7,13 @@ tensors, and `layers` holds drop-in modules for `kernels.kernelize`.
 
 from . import layers
 from ._ops import ops
+from .adaln import adaln, gated_residual_adaln
 from .rms_norm import fused_add_rms_norm, rms_norm
 
 __all__ = [
+    "adaln",
     "fused_add_rms_norm",
+    "gated_residual_adaln",
     "layers",
     "ops",
     "rms_norm",
