@@ -439,3 +439,141 @@ def test_bad_inputs(kernel, device):
     if device.type == "cuda":
         raises("scale", adaln, x, s.cpu(), s)
         raises("weight", adaln, x, s, s, weight=torch.randn(D, dtype=dt))
+
+
+# ---- layers (diffusers) ---------------------------------------------------------------------
+
+
+class _CountAdaln(torch.utils._python_dispatch.TorchDispatchMode):
+    """Counts calls of this package's adaln op, to tell the kernel path from a fallback."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.__name__.split(".")[0] == "adaln" and "ltx_kernels" in func.namespace:
+            self.calls += 1
+        return func(*args, **(kwargs or {}))
+
+
+def _with_norm_affine(m, dtype):
+    """Give the module's norm a random affine (when it has one) in `dtype`."""
+    with torch.no_grad():
+        if getattr(m.norm, "weight", None) is not None:
+            m.norm.weight.data = (1 + 0.3 * torch.randn_like(m.norm.weight)).to(dtype)
+        if getattr(m.norm, "bias", None) is not None:
+            m.norm.bias.data = (0.3 * torch.randn_like(m.norm.bias)).to(dtype)
+    return m
+
+
+def _layer_cases(D):
+    from diffusers.models import normalization as dn
+
+    return {
+        "zero": lambda: dn.AdaLayerNormZero(D),
+        "zero_fp32ln": lambda: dn.AdaLayerNormZero(D, norm_type="fp32_layer_norm"),
+        "zero_classes": lambda: dn.AdaLayerNormZero(D, num_embeddings=10),
+        "zero_single": lambda: dn.AdaLayerNormZeroSingle(D),
+        "cont_ln": lambda: dn.AdaLayerNormContinuous(D, 32, elementwise_affine=False, eps=1e-6),
+        "cont_ln_affine": lambda: dn.AdaLayerNormContinuous(D, 32, eps=1e-5),
+        "cont_ln_weight": lambda: dn.AdaLayerNormContinuous(D, 32, bias=False),
+        "cont_rms": lambda: dn.AdaLayerNormContinuous(D, 32, elementwise_affine=False, eps=1e-6,
+                                                      norm_type="rms_norm"),
+        "cont_rms_weight": lambda: dn.AdaLayerNormContinuous(D, 32, norm_type="rms_norm"),
+    }
+
+
+LAYER_OF = {"zero": "AdaLayerNormZero", "zero_fp32ln": "AdaLayerNormZero",
+            "zero_classes": "AdaLayerNormZero", "zero_single": "AdaLayerNormZeroSingle"}
+
+
+def _layer_inputs(case, B, D, dtype, device):
+    """The forward's arguments after x, as the models pass them."""
+    if case.startswith("cont"):
+        return (torch.randn(B, 32, dtype=dtype, device=device),), {}
+    if case == "zero_classes":
+        t = torch.randint(0, 1000, (B,), device=device)
+        labels = torch.randint(0, 10, (B,), device=device)
+        return (t, labels), {"hidden_dtype": dtype}
+    return (), {"emb": torch.randn(B, D, dtype=dtype, device=device)}
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("case", list(_layer_cases(8)))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_layers_match_diffusers(kernel, device, dtype, case):
+    D = 256
+    m = _with_norm_affine(_layer_cases(D)[case]().to(device=device, dtype=dtype), dtype)
+    x = torch.randn(B, 9, D, dtype=dtype, device=device)
+    args, kwargs = _layer_inputs(case, B, D, dtype, device)
+    layer = getattr(kernel.layers, LAYER_OF.get(case, "AdaLayerNormContinuous"))
+    ref = m(x, *args, **kwargs)
+    with _CountAdaln() as count:
+        got = layer.forward(m, x, *args, **kwargs)
+    assert count.calls == 1, "the kernel path was not taken"
+    ref, got = (ref, got) if isinstance(ref, tuple) else ((ref,), (got,))
+    assert len(got) == len(ref)
+    for g, r in zip(got, ref):
+        assert g.dtype == r.dtype and g.shape == r.shape
+        # Eager 16-bit rounds after the norm, the product and the sum; the kernel once.
+        assert_close(g, r.double(), dtype, scale=1 if dtype == torch.float32 else 2)
+
+
+@pytest.mark.kernels_ci
+def test_layers_fall_back_where_the_kernel_does_not_apply(kernel, device):
+    """Where the module's result has another dtype than x (diffusers' RMSNorm with an fp32
+    weight on bf16 activations returns fp32, and the modulation keeps it), the layer runs the
+    module's own formula: the same values and dtype, no kernel call."""
+    from diffusers.models.normalization import AdaLayerNormContinuous
+
+    D = 64
+    m = AdaLayerNormContinuous(D, 32, norm_type="rms_norm").to(device)
+    m.linear.to(torch.bfloat16)
+    x = torch.randn(2, 5, D, dtype=torch.bfloat16, device=device)
+    c = torch.randn(2, 32, dtype=torch.bfloat16, device=device)
+    ref = m(x, c)
+    with _CountAdaln() as count:
+        got = kernel.layers.AdaLayerNormContinuous.forward(m, x, c)
+    assert count.calls == 0
+    assert got.dtype == ref.dtype == torch.float32
+    assert torch.equal(got, ref)
+
+
+@pytest.mark.kernels_ci
+def test_layers_through_kernelize(backend):
+    """The layers as `kernels.kernelize` installs them: attached to the diffusers classes with
+    `replace_kernel_forward_from_hub`, mapped to this checkout's build, validated by kernels
+    (no state, the forward signatures of the classes they replace)."""
+    if backend == "cpu" and torch.version.cuda:
+        pytest.skip("the local build's default variant is the CUDA one on a CUDA torch")
+    from diffusers.models import normalization as dn
+    from kernels import (LocalLayerRepository, Mode, kernelize, replace_kernel_forward_from_hub,
+                         use_kernel_mapping)
+
+    from conftest import ROOT
+
+    names = ["AdaLayerNormZero", "AdaLayerNormZeroSingle", "AdaLayerNormContinuous"]
+    for name in names:
+        replace_kernel_forward_from_hub(getattr(dn, name), name)
+    mapping = {name: {backend: LocalLayerRepository(repo_path=ROOT, layer_name=name)}
+               for name in names}
+    D = 128
+    model = torch.nn.ModuleList(
+        [dn.AdaLayerNormZero(D), dn.AdaLayerNormZeroSingle(D),
+         dn.AdaLayerNormContinuous(D, 32, elementwise_affine=False, eps=1e-6)]
+    ).to(backend)
+    x = torch.randn(2, 6, D, device=backend)
+    emb, c = torch.randn(2, D, device=backend), torch.randn(2, 32, device=backend)
+    ref = (model[0](x, emb=emb), model[1](x, emb=emb), (model[2](x, c),))
+    with use_kernel_mapping(mapping):
+        kernelize(model, mode=Mode.INFERENCE, device=backend, use_fallback=False)
+    for mod, name in zip(model, names):
+        assert mod.forward.__func__.__qualname__ == f"{name}.forward"
+        assert mod.forward.__func__ is not getattr(dn, name).forward
+    with _CountAdaln() as count:
+        got = (model[0](x, emb=emb), model[1](x, emb=emb), (model[2](x, c),))
+    assert count.calls == 3
+    for g, r in zip(got, ref):
+        for gi, ri in zip(g, r):
+            assert_close(gi, ri.double())

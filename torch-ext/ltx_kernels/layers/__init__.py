@@ -4,9 +4,13 @@ Each class has only `forward`, with the signature of the forward it replaces, an
 state (weights, eps) from the module it is attached to, as `kernels` requires.
 """
 
+from .adaln import AdaLayerNormContinuous, AdaLayerNormZero, AdaLayerNormZeroSingle
 from .rms_norm import DiffusersRMSNorm, RMSNorm
 
 __all__ = [
+    "AdaLayerNormContinuous",
+    "AdaLayerNormZero",
+    "AdaLayerNormZeroSingle",
     "DiffusersRMSNorm",
     "RMSNorm",
 ]
