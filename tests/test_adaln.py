@@ -468,6 +468,8 @@ def _with_norm_affine(m, dtype):
 
 
 def _layer_cases(D):
+    """The diffusers modules the layers replace, in the configurations models use (imported
+    here, not at collection, so that the op tests run without diffusers)."""
     from diffusers.models import normalization as dn
 
     return {
@@ -500,11 +502,14 @@ def _layer_inputs(case, B, D, dtype, device):
 
 
 @pytest.mark.kernels_ci
-@pytest.mark.parametrize("case", list(_layer_cases(8)))
+@pytest.mark.parametrize("case", ["zero", "zero_fp32ln", "zero_classes", "zero_single", "cont_ln",
+                                  "cont_ln_affine", "cont_ln_weight", "cont_rms",
+                                  "cont_rms_weight"])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_layers_match_diffusers(kernel, device, dtype, case):
     D = 256
-    m = _with_norm_affine(_layer_cases(D)[case]().to(device=device, dtype=dtype), dtype)
+    # eval(): DiT's label embedding drops class labels at random in training mode.
+    m = _with_norm_affine(_layer_cases(D)[case]().to(device=device, dtype=dtype), dtype).eval()
     x = torch.randn(B, 9, D, dtype=dtype, device=device)
     args, kwargs = _layer_inputs(case, B, D, dtype, device)
     layer = getattr(kernel.layers, LAYER_OF.get(case, "AdaLayerNormContinuous"))
