@@ -7,8 +7,10 @@
 // at `(r / inner) * outer_stride + (r % inner) * inner_stride` without copying.
 #pragma once
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <c10/util/Exception.h>
+#include <c10/util/string_view.h>
 
 #include <optional>
 
@@ -238,6 +240,130 @@ inline bool geglu_is_tanh(std::string_view approximate) {
   TORCH_CHECK(approximate == "tanh" || approximate == "none",
               "approximate: must be \"tanh\" or \"none\", got \"", std::string(approximate), "\"");
   return approximate == "tanh";
+}
+
+// A tensor the kernel writes: no two of its elements may share memory (an expanded view would
+// have several rows write the same place).
+inline void check_writable(const at::Tensor& t, const char* name) {
+  TORCH_CHECK(at::has_internal_overlap(t) != at::MemOverlap::Yes, name,
+              ": is written, so its elements must not share memory (an expanded view?)");
+}
+
+// Two tensors that the kernel writes must not share memory.
+inline void check_no_overlap(const at::Tensor& a, const at::Tensor& b, const char* name,
+                             const char* other) {
+  const at::MemOverlapStatus s = at::get_overlap_status(a, b);
+  TORCH_CHECK(s != at::MemOverlapStatus::Full && s != at::MemOverlapStatus::Partial, name,
+              ": must not share memory with ", other);
+}
+
+// t must have x's shape and dtype (another input of the same rows, or one written in place).
+inline void check_like_input(const at::Tensor& t, const at::Tensor& x, const char* name) {
+  check_input(t, name);
+  check_same_device(t, x, name, "input");
+  TORCH_CHECK(t.sizes() == x.sizes(), name, ": expected shape ", x.sizes(),
+              " (the shape of input), got ", t.sizes());
+  TORCH_CHECK(t.scalar_type() == x.scalar_type(), name, ": expected dtype ",
+              dtype_name(x.scalar_type()), " (the dtype of input), got ",
+              dtype_name(t.scalar_type()));
+}
+
+// fused_add_rms_norm (vLLM / FlashInfer): both input and residual are written in place, so
+// neither is copied; residual has input's shape and dtype; the weight is input's dtype or
+// float32.
+inline void check_fused_add_rms_norm_args(const at::Tensor& x, const at::Tensor& residual,
+                                          const std::optional<at::Tensor>& weight, double eps) {
+  check_input(x, "input");
+  check_like_input(residual, x, "residual");
+  check_eps(eps);
+  if (weight.has_value()) check_feature_vector(*weight, x, "weight");
+  check_writable(x, "input");
+  check_writable(residual, "residual");
+  check_no_overlap(residual, x, "residual", "input");
+}
+
+// ---- adaln / gated_residual_adaln ----
+
+// The normalization that adaln applies before the modulation.
+enum class NormKind { kRms, kLayer };
+
+inline NormKind parse_norm(c10::string_view norm) {
+  if (norm == c10::string_view("rms")) return NormKind::kRms;
+  if (norm == c10::string_view("layer")) return NormKind::kLayer;
+  TORCH_CHECK(false, "norm: must be \"rms\" or \"layer\", got \"", std::string(norm), "\"");
+  return NormKind::kRms;
+}
+
+// What the adaln kernels need beyond the pointers: how scale, shift and gate broadcast over
+// x's rows, and which dtypes the operands have.
+struct AdaLNArgs {
+  NormKind norm = NormKind::kRms;
+  BcastRows scale, shift, gate;
+  bool mod32 = false;     // scale, shift (and gate) are float32, else input's dtype
+  bool affine32 = false;  // weight / bias are float32, else input's dtype
+};
+
+// A modulation operand (scale, shift, gate): broadcasts against x's rows (see
+// broadcast_rows), dtype input's or float32, and that of `like` (scale) when given.
+inline BcastRows check_modulation(const at::Tensor& t, const at::Tensor& x, const char* name,
+                                  const at::Tensor* like = nullptr) {
+  check_same_device(t, x, name, "input");
+  if (like == nullptr) {
+    TORCH_CHECK(t.scalar_type() == x.scalar_type() || t.scalar_type() == at::kFloat, name,
+                ": dtype must match input (", dtype_name(x.scalar_type()),
+                ") or be float32, got ", dtype_name(t.scalar_type()));
+  } else {
+    TORCH_CHECK(t.scalar_type() == like->scalar_type(), name, ": dtype must match scale (",
+                dtype_name(like->scalar_type()), "), got ", dtype_name(t.scalar_type()));
+  }
+  return broadcast_rows(t, x, name);
+}
+
+// adaln: out = norm(x) [* weight] [+ bias], then * (1 + scale) + shift. out has x's dtype.
+// scale, shift: broadcast against x's rows, input's dtype or float32 (both the same). weight,
+// bias: [D], input's dtype or float32 (both the same). bias is allowed with either norm
+// (diffusers' RMSNorm has an optional bias too).
+inline AdaLNArgs check_adaln_args(const at::Tensor& out, const at::Tensor& x,
+                                  const at::Tensor& scale, const at::Tensor& shift,
+                                  const std::optional<at::Tensor>& weight,
+                                  const std::optional<at::Tensor>& bias,
+                                  c10::string_view norm, double eps) {
+  check_input(x, "input");
+  AdaLNArgs a;
+  a.norm = parse_norm(norm);
+  check_eps(eps);
+  a.scale = check_modulation(scale, x, "scale");
+  a.shift = check_modulation(shift, x, "shift", &scale);
+  a.mod32 = scale.scalar_type() == at::kFloat;
+  if (weight.has_value()) check_feature_vector(*weight, x, "weight");
+  if (bias.has_value()) check_feature_vector(*bias, x, "bias");
+  if (weight.has_value() && bias.has_value()) {
+    TORCH_CHECK(bias->scalar_type() == weight->scalar_type(), "bias: dtype must match weight (",
+                dtype_name(weight->scalar_type()), "), got ", dtype_name(bias->scalar_type()));
+  }
+  a.affine32 = (weight.has_value() && weight->scalar_type() == at::kFloat) ||
+               (bias.has_value() && bias->scalar_type() == at::kFloat);
+  check_out(out, x, x.scalar_type());
+  check_writable(out, "out");
+  return a;
+}
+
+// gated_residual_adaln: residual_out = x + y * gate (gate optional: x + y), rounded to x's
+// dtype; out = adaln(residual_out, ...). y has x's shape and dtype; gate broadcasts like scale
+// and has scale's dtype.
+inline AdaLNArgs check_gated_residual_adaln_args(
+    const at::Tensor& out, const at::Tensor& residual_out, const at::Tensor& x,
+    const at::Tensor& y, const std::optional<at::Tensor>& gate, const at::Tensor& scale,
+    const at::Tensor& shift, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, c10::string_view norm, double eps) {
+  check_input(x, "input");
+  check_like_input(y, x, "y");
+  AdaLNArgs a = check_adaln_args(out, x, scale, shift, weight, bias, norm, eps);
+  if (gate.has_value()) a.gate = check_modulation(*gate, x, "gate", &scale);
+  check_out(residual_out, x, x.scalar_type(), "residual_out");
+  check_writable(residual_out, "residual_out");
+  check_no_overlap(residual_out, out, "residual_out", "out");
+  return a;
 }
 
 }  // namespace ltx

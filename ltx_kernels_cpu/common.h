@@ -34,6 +34,42 @@ inline void load_row(const T* src, float* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
 }
 
+// Sum of (v[i] - center)^2 (center 0: the sum of squares; the mean: n * the variance). Eight
+// partial sums, like the CUDA kernels' per-thread partials: more accurate than one running sum
+// over a long row, and the compiler vectorizes it without reassociating anything itself.
+inline float sum_sq_dev(const float* v, int64_t n, float center) {
+  constexpr int kLanes = 8;
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      const float d = v[i + l] - center;
+      acc[l] += d * d;
+    }
+  }
+  for (; i < n; ++i) {
+    const float d = v[i] - center;
+    acc[0] += d * d;
+  }
+  float s = 0.f;
+  for (int l = 0; l < kLanes; ++l) s += acc[l];
+  return s;
+}
+
+// Sum of v[i], with partial sums as in sum_sq_dev.
+inline float sum_of(const float* v, int64_t n) {
+  constexpr int kLanes = 8;
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) acc[l] += v[i + l];
+  }
+  for (; i < n; ++i) acc[0] += v[i];
+  float s = 0.f;
+  for (int l = 0; l < kLanes; ++l) s += acc[l];
+  return s;
+}
+
 // Rows per parallel task: about 64 KB of work each, at least one row.
 inline int64_t grain_rows(int64_t D) { return D >= 16384 ? 1 : (16384 + D - 1) / D; }
 

@@ -6,16 +6,26 @@
 namespace ltx {
 namespace cpu {
 
-template <typename T, typename W, typename O>
+// With ADD (fused_add_rms_norm), the row normalized is residual + x, rounded to T and stored
+// back to residual first; out is then x itself.
+template <typename T, typename W, typename O, bool ADD = false>
 void rms_norm_rows(O* out, const T* x, const W* weight, const RowLayout& xl, const RowLayout& ol,
-                   int64_t D, float eps, bool round_before_weight) {
+                   int64_t D, float eps, bool round_before_weight, T* residual = nullptr,
+                   const RowLayout* rl = nullptr) {
   at::parallel_for(0, xl.rows, grain_rows(D), [&](int64_t begin, int64_t end) {
     Scratch s(D);
     float* v = s.a.data();
     for (int64_t r = begin; r < end; ++r) {
       load_row(x + xl.offset(r), v, D);
-      float ss = 0.f;
-      for (int64_t i = 0; i < D; ++i) ss += v[i] * v[i];
+      if constexpr (ADD) {
+        T* res = residual + rl->offset(r);
+        for (int64_t i = 0; i < D; ++i) {
+          const T sum = static_cast<T>(v[i] + static_cast<float>(res[i]));
+          res[i] = sum;
+          v[i] = static_cast<float>(sum);
+        }
+      }
+      const float ss = sum_sq_dev(v, D, 0.f);
       const float inv = 1.f / std::sqrt(ss / static_cast<float>(D) + eps);
       O* o = out + ol.offset(r);
       for (int64_t i = 0; i < D; ++i) {
@@ -58,6 +68,31 @@ void rms_norm(at::Tensor& out, const at::Tensor& input, const std::optional<at::
       cpu::rms_norm_rows<T, float, float>(out.mutable_data_ptr<float>(), xp,
                                           weight->const_data_ptr<float>(), xl, ol, D, e,
                                           round_before_weight);
+    }
+  });
+}
+
+void fused_add_rms_norm(at::Tensor& input, at::Tensor& residual,
+                        const std::optional<at::Tensor>& weight, double eps) {
+  using namespace ltx;
+  check_fused_add_rms_norm_args(input, residual, weight, eps);
+  if (input.numel() == 0) return;
+  const RowLayout xl = row_layout(input, "input"), rl = row_layout(residual, "residual");
+  const bool w32 = weight.has_value() && weight->scalar_type() == at::kFloat;
+  const int64_t D = input.size(-1);
+  const float e = static_cast<float>(eps);
+
+  LTX_CPU_DISPATCH_FLOAT_TYPES(input.scalar_type(), "fused_add_rms_norm", [&] {
+    using T = scalar_t;
+    // x is read before its row is written, row by row: input is both x and out.
+    T* xp = input.mutable_data_ptr<T>();
+    T* rp = residual.mutable_data_ptr<T>();
+    if (!w32) {
+      const T* wp = weight.has_value() ? weight->const_data_ptr<T>() : nullptr;
+      cpu::rms_norm_rows<T, T, T, true>(xp, xp, wp, xl, xl, D, e, false, rp, &rl);
+    } else {
+      cpu::rms_norm_rows<T, float, T, true>(xp, xp, weight->const_data_ptr<float>(), xl, xl, D,
+                                            e, false, rp, &rl);
     }
   });
 }

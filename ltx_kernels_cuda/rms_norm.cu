@@ -5,6 +5,9 @@
 // The row stays in registers between the reduction and the write (CHUNKS vectors of VEC
 // elements per thread), so x is read from memory once; rows too long for that take a
 // streaming path that reads x twice (CHUNKS == 0).
+//
+// fused_add_rms_norm is the same kernel with ADD: the row is residual + x, rounded to T and
+// stored to residual as it is loaded (vLLM / FlashInfer semantics), and the output goes to x.
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -21,10 +24,11 @@ namespace ltx {
 
 template <typename T, typename W, typename O>
 struct RmsNormParams {
-  O* out;           // [rows, D] at out_rows
+  O* out;           // [rows, D] at out_rows (ADD: the same memory as x)
   const T* x;       // [rows, D] at x_rows
   const W* weight;  // [D], or nullptr
-  Rows x_rows, out_rows;
+  T* residual;      // [rows, D] at res_rows, read and written (ADD only)
+  Rows x_rows, out_rows, res_rows;
   int64_t rows;
   int D;
   int group;           // threads per row (G)
@@ -49,7 +53,18 @@ __device__ __forceinline__ void rms_norm_store(const RmsNormParams<T, W, O>& p, 
   store_floats<O, VEC>(out, y);
 }
 
-template <typename T, typename W, typename O, int VEC, int CHUNKS>
+// With ADD, turns the loaded x vector into the rounded sum x + residual and stores it back to
+// residual; without, nothing.
+template <typename T, int VEC, bool ADD>
+__device__ __forceinline__ void add_residual(Vec<T, VEC>& xv, const Vec<T, VEC>& rv, T* res) {
+  if constexpr (ADD) {
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) xv.v[i] = from_float<T>(to_float(xv.v[i]) + to_float(rv.v[i]));
+    *reinterpret_cast<Vec<T, VEC>*>(res) = xv;
+  }
+}
+
+template <typename T, typename W, typename O, int VEC, int CHUNKS, bool ADD>
 __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
   __shared__ float smem[32];
   const int G = p.group;
@@ -59,6 +74,7 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
   const bool active = row < p.rows;  // inactive groups still take part in group_sum's barriers
   const T* x = p.x + (active ? p.x_rows.offset(row) : 0);
   O* out = p.out + (active ? p.out_rows.offset(row) : 0);
+  T* res = ADD ? p.residual + (active ? p.res_rows.offset(row) : 0) : nullptr;
   const int nvec = p.D / VEC;
   const bool has_w = p.weight != nullptr;
 
@@ -67,12 +83,14 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
     // registers of floats); every load is issued before the reduction, so the weight's latency
     // hides behind x's instead of following it.
     Vec<T, VEC> xv[CHUNKS];
+    Vec<T, VEC> rv[ADD ? CHUNKS : 1];
     Vec<W, VEC> wv[CHUNKS];
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
       const int idx = c * G + lane;
       if (active && idx < nvec) {
         xv[c] = *reinterpret_cast<const Vec<T, VEC>*>(x + idx * VEC);
+        if constexpr (ADD) rv[c] = *reinterpret_cast<const Vec<T, VEC>*>(res + idx * VEC);
         if (has_w) wv[c] = *reinterpret_cast<const Vec<W, VEC>*>(p.weight + idx * VEC);
       } else {
 #pragma unroll
@@ -82,6 +100,10 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
     float ss = 0.f;
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
+      if constexpr (ADD) {
+        if (active && c * G + lane < nvec)
+          add_residual<T, VEC, ADD>(xv[c], rv[c], res + (c * G + lane) * VEC);
+      }
 #pragma unroll
       for (int i = 0; i < VEC; ++i) {
         const float f = to_float(xv[c].v[i]);
@@ -99,15 +121,22 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
     // Rows too long for registers: read x twice (the second pass mostly from L2).
     float ss = 0.f;
     for (int idx = lane; active && idx < nvec; idx += G) {
-      float v[VEC];
-      load_floats<T, VEC>(x + idx * VEC, v);
+      Vec<T, VEC> xv = *reinterpret_cast<const Vec<T, VEC>*>(x + idx * VEC);
+      if constexpr (ADD) {
+        add_residual<T, VEC, ADD>(xv, *reinterpret_cast<const Vec<T, VEC>*>(res + idx * VEC),
+                                  res + idx * VEC);
+      }
 #pragma unroll
-      for (int i = 0; i < VEC; ++i) ss += v[i] * v[i];
+      for (int i = 0; i < VEC; ++i) {
+        const float f = to_float(xv.v[i]);
+        ss += f * f;
+      }
     }
     ss = group_sum(ss, G, smem);
     const float inv = rsqrtf(ss * p.inv_d + p.eps);
+    // Second pass: the row again (with ADD, the rounded sum this thread stored to residual).
     for (int idx = lane; active && idx < nvec; idx += G) {
-      const Vec<T, VEC> xv = *reinterpret_cast<const Vec<T, VEC>*>(x + idx * VEC);
+      const Vec<T, VEC> xv = *reinterpret_cast<const Vec<T, VEC>*>((ADD ? res : x) + idx * VEC);
       Vec<W, VEC> wv;
       if (has_w) wv = *reinterpret_cast<const Vec<W, VEC>*>(p.weight + idx * VEC);
       rms_norm_store<T, W, O, VEC>(p, out + idx * VEC, xv, wv, inv);
@@ -115,14 +144,16 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
   }
 }
 
-template <typename T, typename W, typename O>
+template <bool ADD, typename T, typename W, typename O>
 void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
   // 16-byte accesses when every row start and every pointer allows them, scalar otherwise.
   constexpr int V = kVec16<T>;
   const bool vec_ok = p.D % V == 0 && is_aligned(p.x, 16) && is_aligned(p.out, sizeof(O) * V) &&
                       (p.weight == nullptr || is_aligned(p.weight, sizeof(W) * V)) &&
                       p.x_rows.outer_stride % V == 0 && p.x_rows.inner_stride % V == 0 &&
-                      p.out_rows.outer_stride % V == 0 && p.out_rows.inner_stride % V == 0;
+                      p.out_rows.outer_stride % V == 0 && p.out_rows.inner_stride % V == 0 &&
+                      (!ADD || (is_aligned(p.residual, 16) && p.res_rows.outer_stride % V == 0 &&
+                                p.res_rows.inner_stride % V == 0));
   const int vec = vec_ok ? V : 1;
   const RowConfig cfg = choose_row_config(p.D / vec);
   p.group = cfg.group;
@@ -136,7 +167,11 @@ void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
     constexpr int VC = decltype(vec_c)::value;
     dispatch_chunks(cfg.chunks, [&](auto chunks_c) {
       constexpr int CC = decltype(chunks_c)::value;
-      rms_norm_kernel<T, W, O, VC, CC><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(p);
+      auto kernel = rms_norm_kernel<T, W, O, VC, CC, ADD>;
+      // Long 16-bit rows (D > 32K) can ask for more registers than a block this large has:
+      // stream the row instead of caching it.
+      if (CC > 0 && !block_fits(kernel, threads)) kernel = rms_norm_kernel<T, W, O, VC, 0, ADD>;
+      kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(p);
     });
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -171,7 +206,7 @@ void rms_norm(at::Tensor& out, const at::Tensor& input,
       p.D = static_cast<int>(x.size(-1));
       p.eps = static_cast<float>(eps);
       p.round_before_weight = round_before_weight;
-      launch_rms_norm(p, stream);
+      launch_rms_norm<false>(p, stream);
     };
     if constexpr (std::is_same_v<T, float>) {
       run(TypeTag<float>{}, TypeTag<float>{});
@@ -181,6 +216,43 @@ void rms_norm(at::Tensor& out, const at::Tensor& input,
       run(TypeTag<float>{}, TypeTag<T>{});
     } else {
       run(TypeTag<float>{}, TypeTag<float>{});
+    }
+  });
+}
+
+void fused_add_rms_norm(at::Tensor& input, at::Tensor& residual,
+                        const std::optional<at::Tensor>& weight, double eps) {
+  using namespace ltx;
+  check_fused_add_rms_norm_args(input, residual, weight, eps);
+  if (input.numel() == 0) return;
+  const c10::cuda::CUDAGuard guard(input.device());
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const RowLayout xl = row_layout(input, "input"), rl = row_layout(residual, "residual");
+  const bool w32 = weight.has_value() && weight->scalar_type() == at::kFloat;
+
+  LTX_DISPATCH_FLOAT_TYPES(input.scalar_type(), "input", [&] {
+    using T = scalar_t;
+    auto run = [&](auto w_tag) {
+      using W = typename decltype(w_tag)::type;
+      RmsNormParams<T, W, T> p{};
+      // In place: each thread reads its elements of x before it writes them.
+      p.out = reinterpret_cast<T*>(input.data_ptr());
+      p.x = p.out;
+      p.weight = weight.has_value() ? reinterpret_cast<const W*>(weight->data_ptr()) : nullptr;
+      p.residual = reinterpret_cast<T*>(residual.data_ptr());
+      p.x_rows = to_rows(xl);
+      p.out_rows = p.x_rows;
+      p.res_rows = to_rows(rl);
+      p.rows = xl.rows;
+      p.D = static_cast<int>(input.size(-1));
+      p.eps = static_cast<float>(eps);
+      p.round_before_weight = false;
+      launch_rms_norm<true>(p, stream);
+    };
+    if (w32) {
+      run(TypeTag<float>{});
+    } else {
+      run(TypeTag<T>{});
     }
   });
 }

@@ -220,3 +220,140 @@ def test_layer_matches_diffusers_rmsnorm(kernel, device, dtype, affine):
     assert y.dtype == ref.dtype
     # A bias adds one more rounding in both; compare with the tolerance of the output dtype.
     assert_close(y, ref.double(), y.dtype, scale=2 if affine == "bias" else 1)
+
+
+# ---- fused_add_rms_norm (vLLM / FlashInfer) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("wkind", WEIGHTS)
+@pytest.mark.parametrize("D", HIDDEN_SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fused_add_rms_norm_reference(kernel, device, dtype, D, wkind, layout):
+    """residual <- residual + x, rounded to its dtype (exactly what `residual + x` gives);
+    x <- rms_norm(that rounded sum) [* weight], rounded once."""
+    x = make_input((3, 5, D), dtype, device, layout)
+    res = make_input((3, 5, D), dtype, device, layout)
+    w = make_weight(wkind, D, dtype, device)
+    want_res = res + x
+    x0 = x.clone()
+    got_x, got_res = kernel.fused_add_rms_norm(x, res, w, 1e-6)
+    assert got_x is x and got_res is res
+    assert torch.equal(res, want_res), "residual must be the rounded sum"
+    assert not torch.equal(x, x0)
+    assert_close(x, ref_rms_norm(want_res, w, 1e-6))
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fused_add_rms_norm_views(kernel, device, dtype):
+    """Rows as views: x and residual both strided slices of wider buffers; nothing outside them
+    is written. And the in-place semantics of repeated decoder layers: the residual stream
+    accumulates and each step normalizes the new sum."""
+    D = 1024
+    bx = poisoned((6, D + 16), dtype, device)
+    br = poisoned((6, D + 8), dtype, device)
+    x, res = bx[:, 8 : 8 + D], br[:, :D]
+    x.copy_(torch.randn(6, D, device=device))
+    res.copy_(torch.randn(6, D, device=device))
+    w = make_weight("same", D, dtype, device)
+    want_res = res + x
+    kernel.fused_add_rms_norm(x, res, w, 1e-5)
+    assert torch.equal(res, want_res)
+    assert_close(x, ref_rms_norm(want_res, w, 1e-5))
+    assert torch.isnan(bx[:, :8]).all() and torch.isnan(bx[:, 8 + D :]).all()
+    assert torch.isnan(br[:, D:]).all()
+    for _ in range(3):
+        h = torch.randn(6, D, dtype=dtype, device=device)
+        want_res = res + h
+        kernel.fused_add_rms_norm(h, res, w, 1e-5)
+        assert torch.equal(res, want_res)
+        assert_close(h, ref_rms_norm(want_res, w, 1e-5))
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("shape", [(1, 2048), (2048,), (1, 1, 1), (0, 2048), (4, 0)])
+def test_fused_add_rms_norm_edge_shapes(kernel, device, shape):
+    x = torch.randn(shape, device=device)
+    res = torch.randn(shape, device=device)
+    w = torch.randn(shape[-1], device=device)
+    want_res = res + x
+    kernel.fused_add_rms_norm(x, res, w)
+    assert torch.equal(res, want_res)
+    if x.numel():
+        assert_close(x, ref_rms_norm(want_res, w, 1e-6))
+
+
+@pytest.mark.kernels_ci
+def test_fused_add_rms_norm_opcheck(kernel, device):
+    for dtype in DTYPES:
+        x = torch.randn(3, 64, dtype=dtype, device=device)
+        res = torch.randn(3, 64, dtype=dtype, device=device)
+        w = torch.randn(64, dtype=dtype, device=device)
+        torch.library.opcheck(kernel.ops.fused_add_rms_norm, (x, res, w, 1e-6))
+        torch.library.opcheck(kernel.ops.fused_add_rms_norm, (x, res, None, 1e-5))
+
+
+@pytest.mark.kernels_ci
+def test_fused_add_rms_norm_compile(kernel, device):
+    """fullgraph (no graph break) with the in-place op functionalized; dynamic batch without
+    recompiling."""
+    w = torch.randn(256, dtype=torch.bfloat16, device=device)
+
+    def f(x, res):
+        x, res = x * 2, res.clone()
+        kernel.fused_add_rms_norm(x, res, w, 1e-6)
+        return x + 1, res
+
+    torch._dynamo.reset()
+    cf = torch.compile(f, fullgraph=True, dynamic=True)
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        for b in (2, 3, 5, 8):
+            x = torch.randn(b, 16, 256, dtype=torch.bfloat16, device=device)
+            res = torch.randn(b, 16, 256, dtype=torch.bfloat16, device=device)
+            got, want = cf(x, res), f(x, res)
+            assert torch.equal(got[1], want[1])
+            assert_close(got[0], want[0].double(), scale=2)  # the +1 rounds once more
+
+
+@pytest.mark.kernels_ci
+def test_fused_add_rms_norm_bad_inputs(kernel, device):
+    dt = torch.bfloat16
+    x = torch.randn(4, 64, dtype=dt, device=device)
+    res = torch.randn(4, 64, dtype=dt, device=device)
+    f = kernel.fused_add_rms_norm
+    with pytest.raises(RuntimeError, match="residual"):
+        f(x, torch.randn(4, 64, device=device), None)
+    with pytest.raises(RuntimeError, match="residual"):
+        f(x, torch.randn(4, 65, dtype=dt, device=device), None)
+    with pytest.raises(RuntimeError, match="residual"):
+        f(x, x, None)  # the same memory
+    with pytest.raises(RuntimeError, match="residual"):
+        f(x, torch.randn(64, 8, dtype=dt, device=device).t()[:4], None)
+    with pytest.raises(RuntimeError, match="weight"):
+        f(x, res, torch.randn(64, dtype=torch.float16, device=device))
+    with pytest.raises(RuntimeError, match="weight"):
+        f(x, res, torch.randn(32, dtype=dt, device=device))
+    with pytest.raises(RuntimeError, match="eps"):
+        f(x, res, None, -1.0)
+    with pytest.raises(RuntimeError, match="input"):
+        f(torch.randn(1, 64, dtype=dt, device=device).expand(4, 64), res, None)
+    with pytest.raises(RuntimeError, match="input"):
+        f(torch.ones(4, 64, dtype=torch.int32, device=device), res, None)
+
+
+@pytest.mark.parametrize("D", [32768, 49152, 65536])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_rms_norm_long_rows(kernel, device, dtype, D):
+    """Rows past the DESIGN.md sizes: on CUDA the row-cached kernel would need more registers
+    than a block of 768-1024 threads has, and the launcher falls back to streaming the row."""
+    x = torch.randn(2, D, dtype=dtype, device=device)
+    res = torch.randn(2, D, dtype=dtype, device=device)
+    w = make_weight("same", D, dtype, device)
+    out = poisoned(x.shape, dtype, device)
+    kernel.rms_norm(x, w, 1e-6, out=out)
+    assert_close(out, ref_rms_norm(x, w, 1e-6))
+    want_res = res + x
+    kernel.fused_add_rms_norm(x, res, w, 1e-6)
+    assert torch.equal(res, want_res)
+    assert_close(x, ref_rms_norm(want_res, w, 1e-6))

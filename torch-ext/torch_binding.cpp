@@ -27,6 +27,18 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
   LTX_IMPL(ops, geglu);
   ops.def("silu_and_mul(Tensor! out, Tensor input) -> ()");
   LTX_IMPL(ops, silu_and_mul);
+  ops.def(
+      "fused_add_rms_norm(Tensor! input, Tensor! residual, Tensor? weight, float eps) -> ()");
+  LTX_IMPL(ops, fused_add_rms_norm);
+  ops.def(
+      "adaln(Tensor! out, Tensor input, Tensor scale, Tensor shift, Tensor? weight, "
+      "Tensor? bias, str norm, float eps) -> ()");
+  LTX_IMPL(ops, adaln);
+  ops.def(
+      "gated_residual_adaln(Tensor! out, Tensor! residual_out, Tensor input, Tensor y, "
+      "Tensor? gate, Tensor scale, Tensor shift, Tensor? weight, Tensor? bias, str norm, "
+      "float eps) -> ()");
+  LTX_IMPL(ops, gated_residual_adaln);
 }
 
 REGISTER_EXTENSION(TORCH_EXTENSION_NAME)

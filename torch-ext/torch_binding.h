@@ -4,6 +4,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/util/string_view.h>
 
 #include <optional>
 #include <string_view>
@@ -21,3 +22,21 @@ void silu(at::Tensor& out, const at::Tensor& input);
 // silu_and_mul: out = silu(input[..., :H]) * input[..., H:].
 void geglu(at::Tensor& out, const at::Tensor& input, std::string_view approximate);
 void silu_and_mul(at::Tensor& out, const at::Tensor& input);
+// In place (vLLM / FlashInfer): residual = residual + input (rounded to its dtype), then
+// input = rms_norm(residual) [* weight], computed from the rounded sum.
+void fused_add_rms_norm(at::Tensor& input, at::Tensor& residual,
+                        const std::optional<at::Tensor>& weight, double eps);
+
+// out = norm(input) [* weight] [+ bias], then * (1 + scale) + shift; norm is "rms" or "layer".
+void adaln(at::Tensor& out, const at::Tensor& input, const at::Tensor& scale,
+           const at::Tensor& shift, const std::optional<at::Tensor>& weight,
+           const std::optional<at::Tensor>& bias, c10::string_view norm, double eps);
+
+// residual_out = input + y [* gate] (rounded to input's dtype), and
+// out = adaln(residual_out, scale, shift, ...), in one pass.
+void gated_residual_adaln(at::Tensor& out, at::Tensor& residual_out, const at::Tensor& input,
+                          const at::Tensor& y, const std::optional<at::Tensor>& gate,
+                          const at::Tensor& scale, const at::Tensor& shift,
+                          const std::optional<at::Tensor>& weight,
+                          const std::optional<at::Tensor>& bias, c10::string_view norm,
+                          double eps);

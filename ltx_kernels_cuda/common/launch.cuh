@@ -3,6 +3,9 @@
 // arguments, so that one kernel template with VEC = 1 is also the scalar path.
 #pragma once
 
+#include <c10/cuda/CUDAException.h>
+#include <cuda_runtime.h>
+
 #include <cstdlib>
 #include <type_traits>
 
@@ -90,6 +93,17 @@ void dispatch_chunks(int chunks, F&& f) {
     case 8: f(IntC<8>{}); break;
     default: f(IntC<0>{}); break;
   }
+}
+
+// Whether `kernel` can be launched with `threads` threads per block. Its register use can lower
+// the limit below 1024: a block holds at most 64K registers, so a row-cached kernel using 96
+// registers per thread runs at most 640 threads per block. Up to 256 threads always fit.
+template <typename Kernel>
+bool block_fits(Kernel kernel, int threads) {
+  if (threads <= 256) return true;
+  cudaFuncAttributes attr;
+  C10_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  return threads <= attr.maxThreadsPerBlock;
 }
 
 }  // namespace ltx

@@ -8,9 +8,13 @@ tensors, and `layers` holds drop-in modules for `kernels.kernelize`.
 from . import layers
 from ._ops import ops
 from .activation import geglu, gelu_tanh, silu, silu_and_mul
-from .rms_norm import rms_norm
+from .adaln import adaln, gated_residual_adaln
+from .rms_norm import fused_add_rms_norm, rms_norm
 
 __all__ = [
+    "adaln",
+    "fused_add_rms_norm",
+    "gated_residual_adaln",
     "geglu",
     "gelu_tanh",
     "layers",

@@ -5,9 +5,13 @@ state (weights, eps) from the module it is attached to, as `kernels` requires.
 """
 
 from .activation import DiffusersGEGLU, DiffusersGELU, GeluTanh, SiLU, SiluAndMul
+from .adaln import AdaLayerNormContinuous, AdaLayerNormZero, AdaLayerNormZeroSingle
 from .rms_norm import DiffusersRMSNorm, RMSNorm
 
 __all__ = [
+    "AdaLayerNormContinuous",
+    "AdaLayerNormZero",
+    "AdaLayerNormZeroSingle",
     "DiffusersGEGLU",
     "DiffusersGELU",
     "DiffusersRMSNorm",

@@ -1,0 +1,341 @@
+// AdaLN: out = (norm(x) [* weight] [+ bias]) * (1 + scale) + shift, norm RMSNorm or LayerNorm,
+// fp32 math, one rounding. gated_residual_adaln is the same kernel with GATED: the row is first
+// x + y * gate, rounded to T and stored to residual_out (the residual stream of a DiT / LTX
+// block), and the norm is taken of that rounded row.
+//
+// Structure as in rms_norm.cu: one group of G threads per row, the row cached in registers
+// (CHUNKS vectors of VEC elements per thread) between the reductions and the write; rows too
+// long for registers take a streaming path (CHUNKS == 0) that reads the row again from memory
+// (from residual_out with GATED, which this thread wrote). LayerNorm takes two reductions over
+// the cached row: the mean first, then the sum of squared deviations from it, which does not
+// lose the variance to cancellation the way E[x^2] - E[x]^2 does when |mean| >> std.
+//
+// scale, shift and gate broadcast against x's rows by strides (BcastRows): [D], [B,1,D] and
+// [B,S,D] for x [B,S,D] all read their row at an offset, nothing is materialized.
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include "common/op_checks.h"
+#include "torch-ext/torch_binding.h"
+#include "ltx_kernels_cuda/common/dispatch.cuh"
+#include "ltx_kernels_cuda/common/launch.cuh"
+#include "ltx_kernels_cuda/common/reduce.cuh"
+#include "ltx_kernels_cuda/common/rows.cuh"
+#include "ltx_kernels_cuda/common/vec.cuh"
+
+namespace ltx {
+
+// T: x's dtype (also y, out, residual_out); M: scale / shift / gate; W: weight / bias.
+template <typename T, typename M, typename W>
+struct AdaLNParams {
+  T* out;           // [rows, D] at out_rows: the modulated norm
+  T* residual_out;  // [rows, D] at res_rows: x + y * gate (GATED only)
+  const T* x;       // [rows, D] at x_rows
+  const T* y;       // [rows, D] at y_rows (GATED only)
+  const M* gate;    // one [D] row per x row at gate_b.offset(row), or nullptr: x + y
+  const M* scale;   // one [D] row per x row at scale_b.offset(row)
+  const M* shift;   // one [D] row per x row at shift_b.offset(row)
+  const W* weight;  // [D], or nullptr
+  const W* bias;    // [D], or nullptr
+  Rows x_rows, y_rows, out_rows, res_rows;
+  BcastRows gate_b, scale_b, shift_b;
+  int64_t rows;
+  int D;
+  int group;  // threads per row (G)
+  float eps;
+  bool layer;  // LayerNorm (subtract the mean) rather than RMSNorm
+};
+
+// Loads vector `idx` of the row to normalize: x, or with GATED the rounded x + y * gate, which
+// is also stored to residual_out. The product is kept apart from the sum (no FMA contraction),
+// so that the rounded residual stream is bit-identical to the CPU kernel's.
+template <typename T, typename M, int VEC, bool GATED>
+__device__ __forceinline__ void adaln_load(const T* x, const T* y, const M* gate, T* res, int idx,
+                                           float (&v)[VEC]) {
+  load_floats<T, VEC>(x + idx * VEC, v);
+  if constexpr (GATED) {
+    float yv[VEC];
+    load_floats<T, VEC>(y + idx * VEC, yv);
+    if (gate != nullptr) {
+      float g[VEC];
+      load_floats<M, VEC>(gate + idx * VEC, g);
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) yv[i] = __fmul_rn(yv[i], g[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) v[i] = round_to<T>(v[i] + yv[i]);
+    store_floats<T, VEC>(res + idx * VEC, v);
+  }
+}
+
+// Writes vector `idx` of the output: ((v - mean) * inv [* w] [+ b]) * (1 + scale) + shift.
+template <typename T, typename M, typename W, int VEC>
+__device__ __forceinline__ void adaln_write(const AdaLNParams<T, M, W>& p, T* out,
+                                            const M* scale, const M* shift, int idx,
+                                            const float (&v)[VEC], float mean, float inv) {
+  float sc[VEC], sh[VEC], o[VEC];
+  load_floats<M, VEC>(scale + idx * VEC, sc);
+  load_floats<M, VEC>(shift + idx * VEC, sh);
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) o[i] = (v[i] - mean) * inv;
+  if (p.weight != nullptr) {
+    float w[VEC];
+    load_floats<W, VEC>(p.weight + idx * VEC, w);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) o[i] *= w[i];
+  }
+  if (p.bias != nullptr) {
+    float b[VEC];
+    load_floats<W, VEC>(p.bias + idx * VEC, b);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) o[i] += b[i];
+  }
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) o[i] = o[i] * (1.f + sc[i]) + sh[i];
+  store_floats<T, VEC>(out + idx * VEC, o);
+}
+
+template <typename T, typename M, typename W, int VEC, int CHUNKS, bool GATED>
+__global__ void adaln_kernel(const AdaLNParams<T, M, W> p) {
+  __shared__ float smem[32];
+  const int G = p.group;
+  const int lane = threadIdx.x % G;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / G) + threadIdx.x / G;
+  const bool active = row < p.rows;
+  const int64_t r = active ? row : 0;  // inactive threads only take part in the reductions
+  const T* x = p.x + p.x_rows.offset(r);
+  T* out = p.out + p.out_rows.offset(r);
+  const M* scale = p.scale + p.scale_b.offset(r);
+  const M* shift = p.shift + p.shift_b.offset(r);
+  const T* y = nullptr;
+  T* res = nullptr;
+  const M* gate = nullptr;
+  if constexpr (GATED) {
+    y = p.y + p.y_rows.offset(r);
+    res = p.residual_out + p.res_rows.offset(r);
+    if (p.gate != nullptr) gate = p.gate + p.gate_b.offset(r);
+  }
+  const int nvec = p.D / VEC;
+  const float d = static_cast<float>(p.D);
+
+  if constexpr (CHUNKS > 0) {
+    float v[CHUNKS][VEC];
+    float sum = 0.f, ss = 0.f;
+#pragma unroll
+    for (int c = 0; c < CHUNKS; ++c) {
+      const int idx = c * G + lane;
+      if (active && idx < nvec) {
+        adaln_load<T, M, VEC, GATED>(x, y, gate, res, idx, v[c]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) v[c][i] = 0.f;
+      }
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) {
+        sum += v[c][i];
+        ss += v[c][i] * v[c][i];
+      }
+    }
+    float mean = 0.f;
+    if (p.layer) {  // uniform over the block, so the reductions' barriers are safe
+      mean = group_sum(sum, G, smem) / d;
+      ss = 0.f;
+#pragma unroll
+      for (int c = 0; c < CHUNKS; ++c) {
+        if (active && c * G + lane < nvec) {
+#pragma unroll
+          for (int i = 0; i < VEC; ++i) {
+            const float dev = v[c][i] - mean;
+            ss += dev * dev;
+          }
+        }
+      }
+    }
+    ss = group_sum(ss, G, smem);
+    const float inv = rsqrtf(ss / d + p.eps);
+#pragma unroll
+    for (int c = 0; c < CHUNKS; ++c) {
+      const int idx = c * G + lane;
+      if (active && idx < nvec) {
+        adaln_write<T, M, W, VEC>(p, out, scale, shift, idx, v[c], mean, inv);
+      }
+    }
+  } else {
+    // The row again after the first pass: from residual_out with GATED (this thread's own
+    // stores, so no barrier is needed), else from x.
+    const T* row_again = GATED ? res : x;
+    float sum = 0.f, ss = 0.f;
+    for (int idx = lane; active && idx < nvec; idx += G) {
+      float v[VEC];
+      adaln_load<T, M, VEC, GATED>(x, y, gate, res, idx, v);
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) {
+        sum += v[i];
+        ss += v[i] * v[i];
+      }
+    }
+    float mean = 0.f;
+    if (p.layer) {
+      mean = group_sum(sum, G, smem) / d;
+      ss = 0.f;
+      for (int idx = lane; active && idx < nvec; idx += G) {
+        float v[VEC];
+        load_floats<T, VEC>(row_again + idx * VEC, v);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+          const float dev = v[i] - mean;
+          ss += dev * dev;
+        }
+      }
+    }
+    ss = group_sum(ss, G, smem);
+    const float inv = rsqrtf(ss / d + p.eps);
+    for (int idx = lane; active && idx < nvec; idx += G) {
+      float v[VEC];
+      load_floats<T, VEC>(row_again + idx * VEC, v);
+      adaln_write<T, M, W, VEC>(p, out, scale, shift, idx, v, mean, inv);
+    }
+  }
+}
+
+inline bool rows_multiple_of(const Rows& r, int v) {
+  return r.outer_stride % v == 0 && r.inner_stride % v == 0;
+}
+
+template <bool GATED, typename T, typename M, typename W>
+void launch_adaln(AdaLNParams<T, M, W> p, cudaStream_t stream) {
+  // 16-byte accesses of x when D, every row start and every pointer allow them (the fp32
+  // operands of a 16-bit x are then read VEC at a time too, as two 16-byte loads); scalar
+  // otherwise.
+  constexpr int V = kVec16<T>;
+  auto mod_ok = [&](const M* ptr, const BcastRows& b) {
+    return is_aligned(ptr, sizeof(M) * V) && b.strides_multiple_of(V);
+  };
+  auto affine_ok = [&](const W* ptr) { return ptr == nullptr || is_aligned(ptr, sizeof(W) * V); };
+  bool vec_ok = p.D % V == 0 && is_aligned(p.x, 16) && is_aligned(p.out, 16) &&
+                rows_multiple_of(p.x_rows, V) && rows_multiple_of(p.out_rows, V) &&
+                mod_ok(p.scale, p.scale_b) && mod_ok(p.shift, p.shift_b) &&
+                affine_ok(p.weight) && affine_ok(p.bias);
+  if (GATED) {
+    vec_ok = vec_ok && is_aligned(p.y, 16) && is_aligned(p.residual_out, 16) &&
+             rows_multiple_of(p.y_rows, V) && rows_multiple_of(p.res_rows, V) &&
+             (p.gate == nullptr || mod_ok(p.gate, p.gate_b));
+  }
+  const int vec = vec_ok ? V : 1;
+  const RowConfig cfg = choose_row_config(p.D / vec);
+  p.group = cfg.group;
+  const int64_t blocks = (p.rows + cfg.rows_per_block - 1) / cfg.rows_per_block;
+  const dim3 grid(static_cast<unsigned>(blocks)), block(cfg.group * cfg.rows_per_block);
+  dispatch_vec<V>(vec, [&](auto vec_c) {
+    constexpr int VC = decltype(vec_c)::value;
+    dispatch_chunks(cfg.chunks, [&](auto chunks_c) {
+      constexpr int CC = decltype(chunks_c)::value;
+      auto kernel = adaln_kernel<T, M, W, VC, CC, GATED>;
+      // Long rows in 16-bit (D > 16K) can ask for more registers than a block this large has:
+      // stream the row instead of caching it.
+      if (CC > 0 && !block_fits(kernel, static_cast<int>(block.x))) {
+        kernel = adaln_kernel<T, M, W, VC, 0, GATED>;
+      }
+      kernel<<<grid, block, 0, stream>>>(p);
+    });
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Fills the params from the (checked) tensors and launches, with T, M and W bound.
+template <bool GATED, typename T, typename M, typename W>
+void run_adaln(at::Tensor& out, at::Tensor* residual_out, const at::Tensor& x,
+               const at::Tensor* y, const std::optional<at::Tensor>& gate,
+               const at::Tensor& scale, const at::Tensor& shift,
+               const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+               const AdaLNArgs& a, double eps, cudaStream_t stream) {
+  AdaLNParams<T, M, W> p{};
+  p.out = reinterpret_cast<T*>(out.data_ptr());
+  p.x = reinterpret_cast<const T*>(x.data_ptr());
+  p.scale = reinterpret_cast<const M*>(scale.data_ptr());
+  p.shift = reinterpret_cast<const M*>(shift.data_ptr());
+  p.weight = weight.has_value() ? reinterpret_cast<const W*>(weight->data_ptr()) : nullptr;
+  p.bias = bias.has_value() ? reinterpret_cast<const W*>(bias->data_ptr()) : nullptr;
+  const RowLayout xl = row_layout(x, "input");
+  p.x_rows = to_rows(xl);
+  p.out_rows = to_rows(row_layout(out, "out"));
+  p.scale_b = a.scale;
+  p.shift_b = a.shift;
+  if constexpr (GATED) {
+    p.residual_out = reinterpret_cast<T*>(residual_out->data_ptr());
+    p.y = reinterpret_cast<const T*>(y->data_ptr());
+    p.gate = gate.has_value() ? reinterpret_cast<const M*>(gate->data_ptr()) : nullptr;
+    p.y_rows = to_rows(row_layout(*y, "y"));
+    p.res_rows = to_rows(row_layout(*residual_out, "residual_out"));
+    p.gate_b = a.gate;
+  }
+  p.rows = xl.rows;
+  p.D = static_cast<int>(x.size(-1));
+  p.eps = static_cast<float>(eps);
+  p.layer = a.norm == NormKind::kLayer;
+  launch_adaln<GATED>(p, stream);
+}
+
+// Binds T from x's dtype, M (modulation) and W (affine) to T or float.
+template <bool GATED>
+void dispatch_adaln(at::Tensor& out, at::Tensor* residual_out, const at::Tensor& x,
+                    const at::Tensor* y, const std::optional<at::Tensor>& gate,
+                    const at::Tensor& scale, const at::Tensor& shift,
+                    const std::optional<at::Tensor>& weight,
+                    const std::optional<at::Tensor>& bias, const AdaLNArgs& a, double eps) {
+  const c10::cuda::CUDAGuard guard(x.device());
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  LTX_DISPATCH_FLOAT_TYPES(x.scalar_type(), "input", [&] {
+    using T = scalar_t;
+    auto run = [&](auto m_tag, auto w_tag) {
+      using M = typename decltype(m_tag)::type;
+      using W = typename decltype(w_tag)::type;
+      run_adaln<GATED, T, M, W>(out, residual_out, x, y, gate, scale, shift, weight, bias, a,
+                                eps, stream);
+    };
+    if constexpr (std::is_same_v<T, float>) {
+      run(TypeTag<float>{}, TypeTag<float>{});
+    } else if (a.mod32) {
+      if (a.affine32) {
+        run(TypeTag<float>{}, TypeTag<float>{});
+      } else {
+        run(TypeTag<float>{}, TypeTag<T>{});
+      }
+    } else {
+      if (a.affine32) {
+        run(TypeTag<T>{}, TypeTag<float>{});
+      } else {
+        run(TypeTag<T>{}, TypeTag<T>{});
+      }
+    }
+  });
+}
+
+}  // namespace ltx
+
+void adaln(at::Tensor& out, const at::Tensor& input, const at::Tensor& scale,
+           const at::Tensor& shift, const std::optional<at::Tensor>& weight,
+           const std::optional<at::Tensor>& bias, c10::string_view norm, double eps) {
+  using namespace ltx;
+  const at::Tensor x = contiguous_rows(input, "input");
+  const AdaLNArgs a = check_adaln_args(out, x, scale, shift, weight, bias, norm, eps);
+  if (out.numel() == 0) return;
+  dispatch_adaln<false>(out, nullptr, x, nullptr, std::nullopt, scale, shift, weight, bias, a,
+                        eps);
+}
+
+void gated_residual_adaln(at::Tensor& out, at::Tensor& residual_out, const at::Tensor& input,
+                          const at::Tensor& y, const std::optional<at::Tensor>& gate,
+                          const at::Tensor& scale, const at::Tensor& shift,
+                          const std::optional<at::Tensor>& weight,
+                          const std::optional<at::Tensor>& bias, c10::string_view norm,
+                          double eps) {
+  using namespace ltx;
+  const at::Tensor x = contiguous_rows(input, "input");
+  const at::Tensor yr = contiguous_rows(y, "y");
+  const AdaLNArgs a = check_gated_residual_adaln_args(out, residual_out, x, yr, gate, scale,
+                                                      shift, weight, bias, norm, eps);
+  if (out.numel() == 0) return;
+  dispatch_adaln<true>(out, &residual_out, x, &yr, gate, scale, shift, weight, bias, a, eps);
+}
