@@ -192,4 +192,150 @@ inline void check_rms_norm_args(const at::Tensor& out, const at::Tensor& x,
   check_out(out, x, odt);
 }
 
+// ---- rope, rope_qk, rms_norm_rope ------------------------------------------------------------
+
+// The addressing of t's own rows (its leading dims, merged where they can be) as a BcastRows,
+// which takes up to BcastRows::kMaxDims strided levels: enough for views such as q of
+// `q_proj(x).view(B, S, H, D).transpose(1, 2)` (three levels). False when more are needed.
+inline bool try_strided_rows(const at::Tensor& t, BcastRows& b) {
+  b = BcastRows{};
+  for (int64_t d = t.dim() - 2; d >= 0; --d) {  // innermost leading dim first
+    const int64_t s = t.size(d), st = t.stride(d);
+    if (s == 1) continue;
+    if (b.nd > 0 && st == b.stride[b.nd - 1] * b.size[b.nd - 1]) {
+      b.size[b.nd - 1] *= s;
+      continue;
+    }
+    if (b.nd == BcastRows::kMaxDims) return false;
+    b.size[b.nd] = s;
+    b.stride[b.nd] = st;
+    ++b.nd;
+  }
+  return true;
+}
+
+// x's rows, or the rows of a contiguous copy when they need more levels than BcastRows has.
+inline at::Tensor strided_rows_input(const at::Tensor& x, BcastRows& b) {
+  if (try_strided_rows(x, b)) return x;
+  const at::Tensor c = x.contiguous();
+  try_strided_rows(c, b);
+  return c;
+}
+
+// An output's rows: as try_strided_rows, or an error naming it.
+inline BcastRows strided_rows_out(const at::Tensor& out, const char* name) {
+  BcastRows b;
+  TORCH_CHECK(try_strided_rows(out, b), name, ": the leading dims need more than ",
+              BcastRows::kMaxDims, " strided levels; got strides ", out.strides(), " for shape ",
+              out.sizes());
+  return b;
+}
+
+inline bool same_rows(const BcastRows& a, const BcastRows& b) {
+  if (a.nd != b.nd) return false;
+  for (int d = 0; d < a.nd; ++d)
+    if (a.size[d] != b.size[d] || a.stride[d] != b.stride[d]) return false;
+  return true;
+}
+
+// cos and sin: the same shape `[..., R]` (R, the rotary dim, even, 2 <= R <= D: the first R
+// elements of each row of x are rotated, the rest copied), dtype float32 or x's, on x's device.
+// Returns R.
+inline int64_t check_rope_tables(const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& x,
+                                 const char* x_name) {
+  check_same_device(cos, x, "cos", x_name);
+  check_same_device(sin, x, "sin", x_name);
+  TORCH_CHECK(cos.scalar_type() == x.scalar_type() || cos.scalar_type() == at::kFloat,
+              "cos: dtype must match ", x_name, " (", dtype_name(x.scalar_type()),
+              ") or be float32, got ", dtype_name(cos.scalar_type()));
+  TORCH_CHECK(sin.scalar_type() == cos.scalar_type(), "sin: dtype must match cos (",
+              dtype_name(cos.scalar_type()), "), got ", dtype_name(sin.scalar_type()));
+  TORCH_CHECK(cos.dim() >= 1, "cos: expected at least 1 dimension, got a 0-d tensor");
+  TORCH_CHECK(sin.sizes() == cos.sizes(), "sin: expected the shape of cos ", cos.sizes(), ", got ",
+              sin.sizes());
+  const int64_t D = x.size(-1), R = cos.size(-1);
+  TORCH_CHECK(R >= 2 && R % 2 == 0 && R <= D,
+              "cos: the last dim (rotary dim) must be even and in [2, ", D, "] (the last dim of ",
+              x_name, "), got ", R);
+  return R;
+}
+
+// Where row r of x finds its cos and sin rows; `sin_like_cos` when both use the same offsets.
+struct RopeTables {
+  int64_t R = 0;
+  BcastRows cos_rows, sin_rows;
+  bool sin_like_cos = false;
+};
+
+inline RopeTables rope_tables(const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& x,
+                              const char* x_name) {
+  RopeTables t;
+  t.R = check_rope_tables(cos, sin, x, x_name);
+  t.cos_rows = broadcast_rows(cos, x, "cos", t.R);
+  t.sin_rows = broadcast_rows(sin, x, "sin", t.R);
+  t.sin_like_cos = same_rows(t.cos_rows, t.sin_rows);
+  return t;
+}
+
+// rope: out (x's dtype and shape) = x with its first R elements rotated by cos / sin.
+inline RopeTables check_rope_args(const at::Tensor& out, const at::Tensor& x, const at::Tensor& cos,
+                                  const at::Tensor& sin) {
+  check_input(x, "input");
+  const RopeTables t = rope_tables(cos, sin, x, "input");
+  check_out(out, x, x.scalar_type());
+  return t;
+}
+
+// rope_qk: q and k of one dtype and head dim (their head counts may differ), one cos / sin
+// broadcast against each. Returns the tables for q's rows and for k's.
+struct RopeQkTables {
+  RopeTables q, k;
+};
+
+inline RopeQkTables check_rope_qk_args(const at::Tensor& q_out, const at::Tensor& k_out,
+                                       const at::Tensor& q, const at::Tensor& k,
+                                       const at::Tensor& cos, const at::Tensor& sin) {
+  check_input(q, "q");
+  check_input(k, "k");
+  check_same_device(k, q, "k", "q");
+  TORCH_CHECK(k.scalar_type() == q.scalar_type(), "k: dtype must match q (",
+              dtype_name(q.scalar_type()), "), got ", dtype_name(k.scalar_type()));
+  TORCH_CHECK(k.size(-1) == q.size(-1), "k: last dim must match q's (", q.size(-1), "), got ",
+              k.size(-1));
+  RopeQkTables t{rope_tables(cos, sin, q, "q"), rope_tables(cos, sin, k, "k")};
+  check_out(q_out, q, q.scalar_type(), "q_out");
+  check_out(k_out, k, k.scalar_type(), "k_out");
+  return t;
+}
+
+// rms_norm_rope: RMSNorm over the last dim (num_heads == 1) or over each of num_heads equal
+// parts of it, then RoPE on each normalized row. Returns x and out viewed as [..., H, D / H]
+// (unchanged when num_heads == 1) and the tables; weight is [D / H]; cos / sin broadcast
+// against that view.
+struct NormRopeViews {
+  at::Tensor x, out;
+  RopeTables tab;
+};
+
+inline NormRopeViews check_rms_norm_rope_args(const at::Tensor& out, const at::Tensor& input,
+                                              const std::optional<at::Tensor>& weight,
+                                              const at::Tensor& cos, const at::Tensor& sin,
+                                              double eps, int64_t num_heads) {
+  check_input(input, "input");
+  check_eps(eps);
+  TORCH_CHECK(num_heads >= 1, "num_heads: must be >= 1, got ", num_heads);
+  TORCH_CHECK(input.size(-1) % num_heads == 0, "num_heads: ", num_heads,
+              " does not divide the last dim of input (", input.size(-1), ")");
+  check_out(out, input, input.scalar_type());
+  NormRopeViews v{input, out};
+  if (num_heads > 1) {
+    const int64_t hd = input.size(-1) / num_heads;
+    v.x = input.unflatten(-1, {num_heads, hd});
+    v.out = out.unflatten(-1, {num_heads, hd});
+  }
+  if (weight.has_value()) check_feature_vector(*weight, v.x, "weight");
+  v.tab = rope_tables(cos, sin, v.x, "input");
+  return v;
+}
+
 }  // namespace ltx

@@ -18,6 +18,17 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
       "rms_norm(Tensor! out, Tensor input, Tensor? weight, float eps, "
       "bool round_before_weight) -> ()");
   LTX_IMPL(ops, rms_norm);
+
+  ops.def("rope(Tensor! out, Tensor input, Tensor cos, Tensor sin, bool interleaved) -> ()");
+  LTX_IMPL(ops, rope);
+  ops.def(
+      "rope_qk(Tensor! q_out, Tensor! k_out, Tensor q, Tensor k, Tensor cos, Tensor sin, "
+      "bool interleaved) -> ()");
+  LTX_IMPL(ops, rope_qk);
+  ops.def(
+      "rms_norm_rope(Tensor! out, Tensor input, Tensor? weight, Tensor cos, Tensor sin, "
+      "float eps, bool interleaved, int num_heads) -> ()");
+  LTX_IMPL(ops, rms_norm_rope);
 }
 
 REGISTER_EXTENSION(TORCH_EXTENSION_NAME)
