@@ -8,9 +8,13 @@ tensors, and `layers` holds drop-in modules for `kernels.kernelize`.
 from . import layers
 from ._ops import ops
 from .rms_norm import rms_norm
+from .rope import rms_norm_rope, rope, rope_qk
 
 __all__ = [
     "layers",
     "ops",
     "rms_norm",
+    "rms_norm_rope",
+    "rope",
+    "rope_qk",
 ]

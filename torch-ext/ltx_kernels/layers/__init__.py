@@ -5,8 +5,15 @@ state (weights, eps) from the module it is attached to, as `kernels` requires.
 """
 
 from .rms_norm import DiffusersRMSNorm, RMSNorm
+from .rope import RotaryPosEmb
+
+# The layer name transformers' own "rotary_pos_emb" mapping uses (kernels-community/rotary), so
+# that pointing that mapping at this repository needs no other change.
+apply_rotary_transformers = RotaryPosEmb
 
 __all__ = [
     "DiffusersRMSNorm",
     "RMSNorm",
+    "RotaryPosEmb",
+    "apply_rotary_transformers",
 ]
