@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "common/bcast_rows.h"
@@ -80,11 +81,11 @@ inline bool try_row_layout(const at::Tensor& t, RowLayout& out) {
 
 inline std::string dtype_name(at::ScalarType t) { return c10::toString(t); }
 
-// Error messages format numbers with std::to_string and shapes with shape_str, never with
-// ostream's numeric operator<<: on the H200 (torch 2.11), a failing check whose message
-// streamed an integer segfaulted after torch.compile had run in the process, while checks with
-// string-only messages did not (under investigation; see PERFORMANCE.md's log of runs).
-// "[2, 3, 4]":
+// Error messages are assembled here, each argument turned into a string by msg_part() (numbers
+// with std::to_string, shapes as "[2, 3, 4]"), never through an ostream: on the H200 (torch
+// 2.11), a failing check whose TORCH_CHECK message streamed an integer segfaulted after
+// torch.compile had run in the process, while string-only messages did not. LTX_CHECK is
+// TORCH_CHECK with such a message; like TORCH_CHECK it builds the message only on failure.
 inline std::string shape_str(c10::IntArrayRef v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) {
@@ -94,23 +95,44 @@ inline std::string shape_str(c10::IntArrayRef v) {
   return s + "]";
 }
 
+inline std::string msg_part(const char* s) { return s; }
+inline std::string msg_part(const std::string& s) { return s; }
+inline std::string msg_part(std::string_view s) { return std::string(s); }
+inline std::string msg_part(c10::IntArrayRef v) { return shape_str(v); }
+inline std::string msg_part(const std::vector<int64_t>& v) { return shape_str(v); }
+inline std::string msg_part(at::ScalarType t) { return c10::toString(t); }
+inline std::string msg_part(const c10::Device& d) { return d.str(); }
+template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+std::string msg_part(T v) {
+  return std::to_string(v);
+}
+
+template <typename... Args>
+std::string concat_msg(const Args&... args) {
+  std::string s;
+  ((s += msg_part(args)), ...);
+  return s;
+}
+
+#define LTX_CHECK(cond, ...) TORCH_CHECK(cond, ::ltx::concat_msg(__VA_ARGS__))
+
 inline bool is_float_type(at::ScalarType t) {
   return t == at::kFloat || t == at::kHalf || t == at::kBFloat16;
 }
 
 // The main input: floating dtype, on `device`, last dim contiguous, at least 1-d.
 inline void check_input(const at::Tensor& t, const char* name) {
-  TORCH_CHECK(t.dim() >= 1, name, ": expected at least 1 dimension, got a 0-d tensor");
-  TORCH_CHECK(is_float_type(t.scalar_type()), name,
+  LTX_CHECK(t.dim() >= 1, name, ": expected at least 1 dimension, got a 0-d tensor");
+  LTX_CHECK(is_float_type(t.scalar_type()), name,
               ": dtype must be float32, float16 or bfloat16, got ", dtype_name(t.scalar_type()));
-  TORCH_CHECK(t.size(-1) <= 1 || t.stride(-1) == 1, name,
+  LTX_CHECK(t.size(-1) <= 1 || t.stride(-1) == 1, name,
               ": the last dimension must be contiguous (stride 1), got stride ",
               std::to_string(t.stride(-1)));
 }
 
 inline void check_same_device(const at::Tensor& t, const at::Tensor& ref, const char* name,
                               const char* ref_name) {
-  TORCH_CHECK(t.device() == ref.device(), name, ": expected a tensor on ", ref.device(),
+  LTX_CHECK(t.device() == ref.device(), name, ": expected a tensor on ", ref.device(),
               " (the device of ", ref_name, "), got one on ", t.device());
 }
 
@@ -118,11 +140,11 @@ inline void check_same_device(const at::Tensor& t, const at::Tensor& ref, const 
 inline void check_out(const at::Tensor& out, const at::Tensor& x, at::ScalarType dtype,
                       const char* name = "out") {
   check_same_device(out, x, name, "input");
-  TORCH_CHECK(out.sizes() == x.sizes(), name, ": expected shape ", shape_str(x.sizes()), ", got ",
+  LTX_CHECK(out.sizes() == x.sizes(), name, ": expected shape ", shape_str(x.sizes()), ", got ",
               shape_str(out.sizes()));
-  TORCH_CHECK(out.scalar_type() == dtype, name, ": expected dtype ", dtype_name(dtype), ", got ",
+  LTX_CHECK(out.scalar_type() == dtype, name, ": expected dtype ", dtype_name(dtype), ", got ",
               dtype_name(out.scalar_type()));
-  TORCH_CHECK(out.size(-1) <= 1 || out.stride(-1) == 1, name,
+  LTX_CHECK(out.size(-1) <= 1 || out.stride(-1) == 1, name,
               ": the last dimension must be contiguous (stride 1), got stride ",
               std::to_string(out.stride(-1)));
 }
@@ -130,23 +152,23 @@ inline void check_out(const at::Tensor& out, const at::Tensor& x, at::ScalarType
 // A per-feature vector (norm weight, bias): 1-d of size D, contiguous, x's dtype or float32.
 inline void check_feature_vector(const at::Tensor& w, const at::Tensor& x, const char* name) {
   check_same_device(w, x, name, "input");
-  TORCH_CHECK(w.dim() == 1 && w.size(0) == x.size(-1), name, ": expected shape [",
+  LTX_CHECK(w.dim() == 1 && w.size(0) == x.size(-1), name, ": expected shape [",
               std::to_string(x.size(-1)), "] (the last dim of input), got ", shape_str(w.sizes()));
-  TORCH_CHECK(w.scalar_type() == x.scalar_type() || w.scalar_type() == at::kFloat, name,
+  LTX_CHECK(w.scalar_type() == x.scalar_type() || w.scalar_type() == at::kFloat, name,
               ": dtype must match input (", dtype_name(x.scalar_type()),
               ") or be float32, got ", dtype_name(w.scalar_type()));
-  TORCH_CHECK(w.numel() <= 1 || w.stride(0) == 1, name, ": must be contiguous");
+  LTX_CHECK(w.numel() <= 1 || w.stride(0) == 1, name, ": must be contiguous");
 }
 
 inline void check_eps(double eps) {
-  TORCH_CHECK(eps >= 0.0, "eps: must be >= 0, got ", std::to_string(eps));
+  LTX_CHECK(eps >= 0.0, "eps: must be >= 0, got ", std::to_string(eps));
 }
 
 // Row layout of `t`, or an error naming it when its leading dims cannot be described by two
 // strided levels (call .contiguous() on such a tensor first).
 inline RowLayout row_layout(const at::Tensor& t, const char* name) {
   RowLayout l;
-  TORCH_CHECK(try_row_layout(t, l), name,
+  LTX_CHECK(try_row_layout(t, l), name,
               ": the leading dims must collapse into at most two strided levels; got strides ",
               shape_str(t.strides()), " for shape ", shape_str(t.sizes()), " (call .contiguous() first)");
   return l;
@@ -168,10 +190,10 @@ inline at::Tensor contiguous_rows(const at::Tensor& t, const char* name) {
 inline BcastRows broadcast_rows(const at::Tensor& t, const at::Tensor& x, const char* name,
                                 int64_t last = -1) {
   if (last < 0) last = x.size(-1);
-  TORCH_CHECK(t.dim() >= 1 && t.dim() <= x.dim(), name, ": expected 1 to ", std::to_string(x.dim()),
+  LTX_CHECK(t.dim() >= 1 && t.dim() <= x.dim(), name, ": expected 1 to ", std::to_string(x.dim()),
               " dims broadcastable to ", shape_str(x.sizes()), ", got ", shape_str(t.sizes()));
-  TORCH_CHECK(t.size(-1) == last, name, ": last dim must be ", std::to_string(last), ", got shape ", shape_str(t.sizes()));
-  TORCH_CHECK(t.size(-1) <= 1 || t.stride(-1) == 1, name,
+  LTX_CHECK(t.size(-1) == last, name, ": last dim must be ", std::to_string(last), ", got shape ", shape_str(t.sizes()));
+  LTX_CHECK(t.size(-1) <= 1 || t.stride(-1) == 1, name,
               ": the last dimension must be contiguous (stride 1), got stride ",
               std::to_string(t.stride(-1)));
   BcastRows b;
@@ -180,7 +202,7 @@ inline BcastRows broadcast_rows(const at::Tensor& t, const at::Tensor& x, const 
     const int64_t xs = x.size(d);
     const int64_t td = d - off;
     const int64_t ts = td >= 0 ? t.size(td) : 1;
-    TORCH_CHECK(ts == 1 || ts == xs, name, ": shape ", shape_str(t.sizes()), " does not broadcast to ",
+    LTX_CHECK(ts == 1 || ts == xs, name, ": shape ", shape_str(t.sizes()), " does not broadcast to ",
                 shape_str(x.sizes()), " (dim ", std::to_string(d), ")");
     const int64_t st = (ts == 1) ? 0 : t.stride(td);
     if (xs == 1) continue;
@@ -188,7 +210,7 @@ inline BcastRows broadcast_rows(const at::Tensor& t, const at::Tensor& x, const 
       b.size[b.nd - 1] *= xs;  // merges with the inner dim (also two broadcast dims: 0 == 0)
       continue;
     }
-    TORCH_CHECK(b.nd < BcastRows::kMaxDims, name, ": broadcasting against ", shape_str(x.sizes()),
+    LTX_CHECK(b.nd < BcastRows::kMaxDims, name, ": broadcasting against ", shape_str(x.sizes()),
                 " needs more than ", std::to_string(BcastRows::kMaxDims), " strided levels; make it contiguous");
     b.size[b.nd] = xs;
     b.stride[b.nd] = st;
@@ -221,23 +243,23 @@ inline void check_activation_args(const at::Tensor& out, const at::Tensor& x) {
 // geglu, silu_and_mul: input [..., 2H] (value half, then gate half) -> out [..., H], same dtype.
 inline void check_gated_activation_args(const at::Tensor& out, const at::Tensor& x) {
   check_input(x, "input");
-  TORCH_CHECK(x.size(-1) % 2 == 0, "input: the last dim must be even (two halves of H), got ",
+  LTX_CHECK(x.size(-1) % 2 == 0, "input: the last dim must be even (two halves of H), got ",
               std::to_string(x.size(-1)));
   check_same_device(out, x, "out", "input");
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() /= 2;
-  TORCH_CHECK(out.sizes() == at::IntArrayRef(shape), "out: expected shape ", shape_str(shape),
+  LTX_CHECK(out.sizes() == at::IntArrayRef(shape), "out: expected shape ", shape_str(shape),
               " (input's with the last dim halved), got ", shape_str(out.sizes()));
-  TORCH_CHECK(out.scalar_type() == x.scalar_type(), "out: expected dtype ",
+  LTX_CHECK(out.scalar_type() == x.scalar_type(), "out: expected dtype ",
               dtype_name(x.scalar_type()), ", got ", dtype_name(out.scalar_type()));
-  TORCH_CHECK(out.size(-1) <= 1 || out.stride(-1) == 1,
+  LTX_CHECK(out.size(-1) <= 1 || out.stride(-1) == 1,
               "out: the last dimension must be contiguous (stride 1), got stride ",
               std::to_string(out.stride(-1)));
 }
 
 // geglu's `approximate`, as F.gelu's: "tanh" or "none" (erf). Returns true for "tanh".
 inline bool geglu_is_tanh(std::string_view approximate) {
-  TORCH_CHECK(approximate == "tanh" || approximate == "none",
+  LTX_CHECK(approximate == "tanh" || approximate == "none",
               "approximate: must be \"tanh\" or \"none\", got \"", std::string(approximate), "\"");
   return approximate == "tanh";
 }
@@ -245,7 +267,7 @@ inline bool geglu_is_tanh(std::string_view approximate) {
 // A tensor the kernel writes: no two of its elements may share memory (an expanded view would
 // have several rows write the same place).
 inline void check_writable(const at::Tensor& t, const char* name) {
-  TORCH_CHECK(at::has_internal_overlap(t) != at::MemOverlap::Yes, name,
+  LTX_CHECK(at::has_internal_overlap(t) != at::MemOverlap::Yes, name,
               ": is written, so its elements must not share memory (an expanded view?)");
 }
 
@@ -253,7 +275,7 @@ inline void check_writable(const at::Tensor& t, const char* name) {
 inline void check_no_overlap(const at::Tensor& a, const at::Tensor& b, const char* name,
                              const char* other) {
   const at::MemOverlapStatus s = at::get_overlap_status(a, b);
-  TORCH_CHECK(s != at::MemOverlapStatus::Full && s != at::MemOverlapStatus::Partial, name,
+  LTX_CHECK(s != at::MemOverlapStatus::Full && s != at::MemOverlapStatus::Partial, name,
               ": must not share memory with ", other);
 }
 
@@ -261,9 +283,9 @@ inline void check_no_overlap(const at::Tensor& a, const at::Tensor& b, const cha
 inline void check_like_input(const at::Tensor& t, const at::Tensor& x, const char* name) {
   check_input(t, name);
   check_same_device(t, x, name, "input");
-  TORCH_CHECK(t.sizes() == x.sizes(), name, ": expected shape ", x.sizes(),
+  LTX_CHECK(t.sizes() == x.sizes(), name, ": expected shape ", x.sizes(),
               " (the shape of input), got ", t.sizes());
-  TORCH_CHECK(t.scalar_type() == x.scalar_type(), name, ": expected dtype ",
+  LTX_CHECK(t.scalar_type() == x.scalar_type(), name, ": expected dtype ",
               dtype_name(x.scalar_type()), " (the dtype of input), got ",
               dtype_name(t.scalar_type()));
 }
@@ -290,7 +312,7 @@ enum class NormKind { kRms, kLayer };
 inline NormKind parse_norm(c10::string_view norm) {
   if (norm == c10::string_view("rms")) return NormKind::kRms;
   if (norm == c10::string_view("layer")) return NormKind::kLayer;
-  TORCH_CHECK(false, "norm: must be \"rms\" or \"layer\", got \"", std::string(norm), "\"");
+  LTX_CHECK(false, "norm: must be \"rms\" or \"layer\", got \"", std::string(norm), "\"");
   return NormKind::kRms;
 }
 
@@ -309,11 +331,11 @@ inline BcastRows check_modulation(const at::Tensor& t, const at::Tensor& x, cons
                                   const at::Tensor* like = nullptr) {
   check_same_device(t, x, name, "input");
   if (like == nullptr) {
-    TORCH_CHECK(t.scalar_type() == x.scalar_type() || t.scalar_type() == at::kFloat, name,
+    LTX_CHECK(t.scalar_type() == x.scalar_type() || t.scalar_type() == at::kFloat, name,
                 ": dtype must match input (", dtype_name(x.scalar_type()),
                 ") or be float32, got ", dtype_name(t.scalar_type()));
   } else {
-    TORCH_CHECK(t.scalar_type() == like->scalar_type(), name, ": dtype must match scale (",
+    LTX_CHECK(t.scalar_type() == like->scalar_type(), name, ": dtype must match scale (",
                 dtype_name(like->scalar_type()), "), got ", dtype_name(t.scalar_type()));
   }
   return broadcast_rows(t, x, name);
@@ -338,7 +360,7 @@ inline AdaLNArgs check_adaln_args(const at::Tensor& out, const at::Tensor& x,
   if (weight.has_value()) check_feature_vector(*weight, x, "weight");
   if (bias.has_value()) check_feature_vector(*bias, x, "bias");
   if (weight.has_value() && bias.has_value()) {
-    TORCH_CHECK(bias->scalar_type() == weight->scalar_type(), "bias: dtype must match weight (",
+    LTX_CHECK(bias->scalar_type() == weight->scalar_type(), "bias: dtype must match weight (",
                 dtype_name(weight->scalar_type()), "), got ", dtype_name(bias->scalar_type()));
   }
   a.affine32 = (weight.has_value() && weight->scalar_type() == at::kFloat) ||
@@ -364,6 +386,152 @@ inline AdaLNArgs check_gated_residual_adaln_args(
   check_writable(residual_out, "residual_out");
   check_no_overlap(residual_out, out, "residual_out", "out");
   return a;
+}
+
+// ---- rope, rope_qk, rms_norm_rope ------------------------------------------------------------
+
+// The addressing of t's own rows (its leading dims, merged where they can be) as a BcastRows,
+// which takes up to BcastRows::kMaxDims strided levels: enough for views such as q of
+// `q_proj(x).view(B, S, H, D).transpose(1, 2)` (three levels). False when more are needed.
+inline bool try_strided_rows(const at::Tensor& t, BcastRows& b) {
+  b = BcastRows{};
+  for (int64_t d = t.dim() - 2; d >= 0; --d) {  // innermost leading dim first
+    const int64_t s = t.size(d), st = t.stride(d);
+    if (s == 1) continue;
+    if (b.nd > 0 && st == b.stride[b.nd - 1] * b.size[b.nd - 1]) {
+      b.size[b.nd - 1] *= s;
+      continue;
+    }
+    if (b.nd == BcastRows::kMaxDims) return false;
+    b.size[b.nd] = s;
+    b.stride[b.nd] = st;
+    ++b.nd;
+  }
+  return true;
+}
+
+// x's rows, or the rows of a contiguous copy when they need more levels than BcastRows has.
+inline at::Tensor strided_rows_input(const at::Tensor& x, BcastRows& b) {
+  if (try_strided_rows(x, b)) return x;
+  const at::Tensor c = x.contiguous();
+  try_strided_rows(c, b);
+  return c;
+}
+
+// An output's rows: as try_strided_rows, or an error naming it.
+inline BcastRows strided_rows_out(const at::Tensor& out, const char* name) {
+  BcastRows b;
+  LTX_CHECK(try_strided_rows(out, b), name, ": the leading dims need more than ",
+              BcastRows::kMaxDims, " strided levels; got strides ", out.strides(), " for shape ",
+              out.sizes());
+  return b;
+}
+
+inline bool same_rows(const BcastRows& a, const BcastRows& b) {
+  if (a.nd != b.nd) return false;
+  for (int d = 0; d < a.nd; ++d)
+    if (a.size[d] != b.size[d] || a.stride[d] != b.stride[d]) return false;
+  return true;
+}
+
+// cos and sin: the same shape `[..., R]` (R, the rotary dim, even, 2 <= R <= D: the first R
+// elements of each row of x are rotated, the rest copied), dtype float32 or x's, on x's device.
+// Returns R.
+inline int64_t check_rope_tables(const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& x,
+                                 const char* x_name) {
+  check_same_device(cos, x, "cos", x_name);
+  check_same_device(sin, x, "sin", x_name);
+  LTX_CHECK(cos.scalar_type() == x.scalar_type() || cos.scalar_type() == at::kFloat,
+              "cos: dtype must match ", x_name, " (", dtype_name(x.scalar_type()),
+              ") or be float32, got ", dtype_name(cos.scalar_type()));
+  LTX_CHECK(sin.scalar_type() == cos.scalar_type(), "sin: dtype must match cos (",
+              dtype_name(cos.scalar_type()), "), got ", dtype_name(sin.scalar_type()));
+  LTX_CHECK(cos.dim() >= 1, "cos: expected at least 1 dimension, got a 0-d tensor");
+  LTX_CHECK(sin.sizes() == cos.sizes(), "sin: expected the shape of cos ", cos.sizes(), ", got ",
+              sin.sizes());
+  const int64_t D = x.size(-1), R = cos.size(-1);
+  LTX_CHECK(R >= 2 && R % 2 == 0 && R <= D,
+              "cos: the last dim (rotary dim) must be even and in [2, ", D, "] (the last dim of ",
+              x_name, "), got ", R);
+  return R;
+}
+
+// Where row r of x finds its cos and sin rows; `sin_like_cos` when both use the same offsets.
+struct RopeTables {
+  int64_t R = 0;
+  BcastRows cos_rows, sin_rows;
+  bool sin_like_cos = false;
+};
+
+inline RopeTables rope_tables(const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& x,
+                              const char* x_name) {
+  RopeTables t;
+  t.R = check_rope_tables(cos, sin, x, x_name);
+  t.cos_rows = broadcast_rows(cos, x, "cos", t.R);
+  t.sin_rows = broadcast_rows(sin, x, "sin", t.R);
+  t.sin_like_cos = same_rows(t.cos_rows, t.sin_rows);
+  return t;
+}
+
+// rope: out (x's dtype and shape) = x with its first R elements rotated by cos / sin.
+inline RopeTables check_rope_args(const at::Tensor& out, const at::Tensor& x, const at::Tensor& cos,
+                                  const at::Tensor& sin) {
+  check_input(x, "input");
+  const RopeTables t = rope_tables(cos, sin, x, "input");
+  check_out(out, x, x.scalar_type());
+  return t;
+}
+
+// rope_qk: q and k of one dtype and head dim (their head counts may differ), one cos / sin
+// broadcast against each. Returns the tables for q's rows and for k's.
+struct RopeQkTables {
+  RopeTables q, k;
+};
+
+inline RopeQkTables check_rope_qk_args(const at::Tensor& q_out, const at::Tensor& k_out,
+                                       const at::Tensor& q, const at::Tensor& k,
+                                       const at::Tensor& cos, const at::Tensor& sin) {
+  check_input(q, "q");
+  check_input(k, "k");
+  check_same_device(k, q, "k", "q");
+  LTX_CHECK(k.scalar_type() == q.scalar_type(), "k: dtype must match q (",
+              dtype_name(q.scalar_type()), "), got ", dtype_name(k.scalar_type()));
+  LTX_CHECK(k.size(-1) == q.size(-1), "k: last dim must match q's (", q.size(-1), "), got ",
+              k.size(-1));
+  RopeQkTables t{rope_tables(cos, sin, q, "q"), rope_tables(cos, sin, k, "k")};
+  check_out(q_out, q, q.scalar_type(), "q_out");
+  check_out(k_out, k, k.scalar_type(), "k_out");
+  return t;
+}
+
+// rms_norm_rope: RMSNorm over the last dim (num_heads == 1) or over each of num_heads equal
+// parts of it, then RoPE on each normalized row. Returns x and out viewed as [..., H, D / H]
+// (unchanged when num_heads == 1) and the tables; weight is [D / H]; cos / sin broadcast
+// against that view.
+struct NormRopeViews {
+  at::Tensor x, out;
+  RopeTables tab;
+};
+
+inline NormRopeViews check_rms_norm_rope_args(const at::Tensor& out, const at::Tensor& input,
+                                              const std::optional<at::Tensor>& weight,
+                                              const at::Tensor& cos, const at::Tensor& sin,
+                                              double eps, int64_t num_heads) {
+  check_input(input, "input");
+  check_eps(eps);
+  LTX_CHECK(num_heads >= 1, "num_heads: must be >= 1, got ", num_heads);
+  LTX_CHECK(input.size(-1) % num_heads == 0, "num_heads: ", num_heads,
+              " does not divide the last dim of input (", input.size(-1), ")");
+  check_out(out, input, input.scalar_type());
+  NormRopeViews v{input, out};
+  if (num_heads > 1) {
+    const int64_t hd = input.size(-1) / num_heads;
+    v.x = input.unflatten(-1, {num_heads, hd});
+    v.out = out.unflatten(-1, {num_heads, hd});
+  }
+  if (weight.has_value()) check_feature_vector(*weight, v.x, "weight");
+  v.tab = rope_tables(cos, sin, v.x, "input");
+  return v;
 }
 
 }  // namespace ltx

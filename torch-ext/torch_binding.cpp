@@ -39,6 +39,16 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
       "Tensor? gate, Tensor scale, Tensor shift, Tensor? weight, Tensor? bias, str norm, "
       "float eps) -> ()");
   LTX_IMPL(ops, gated_residual_adaln);
+  ops.def("rope(Tensor! out, Tensor input, Tensor cos, Tensor sin, bool interleaved) -> ()");
+  LTX_IMPL(ops, rope);
+  ops.def(
+      "rope_qk(Tensor! q_out, Tensor! k_out, Tensor q, Tensor k, Tensor cos, Tensor sin, "
+      "bool interleaved) -> ()");
+  LTX_IMPL(ops, rope_qk);
+  ops.def(
+      "rms_norm_rope(Tensor! out, Tensor input, Tensor? weight, Tensor cos, Tensor sin, "
+      "float eps, bool interleaved, int num_heads) -> ()");
+  LTX_IMPL(ops, rms_norm_rope);
 }
 
 REGISTER_EXTENSION(TORCH_EXTENSION_NAME)

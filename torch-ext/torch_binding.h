@@ -40,3 +40,16 @@ void gated_residual_adaln(at::Tensor& out, at::Tensor& residual_out, const at::T
                           const std::optional<at::Tensor>& weight,
                           const std::optional<at::Tensor>& bias, c10::string_view norm,
                           double eps);
+// Rotary embedding: the first R = cos.size(-1) elements of each row of input rotated by pairs
+// (interleaved (2i, 2i+1), or split halves (i, i + R/2) as rotate_half), the rest copied;
+// cos / sin broadcast against input's rows.
+void rope(at::Tensor& out, const at::Tensor& input, const at::Tensor& cos, const at::Tensor& sin,
+          bool interleaved);
+// rope on q and k (same dtype and head dim, any head counts) with one cos / sin, one launch.
+void rope_qk(at::Tensor& q_out, at::Tensor& k_out, const at::Tensor& q, const at::Tensor& k,
+             const at::Tensor& cos, const at::Tensor& sin, bool interleaved);
+// RMSNorm over the last dim (num_heads == 1) or over each of num_heads equal parts of it, then
+// rope on each normalized row; one pass over input, fp32 in between.
+void rms_norm_rope(at::Tensor& out, const at::Tensor& input,
+                   const std::optional<at::Tensor>& weight, const at::Tensor& cos,
+                   const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads);

@@ -6,6 +6,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "common/op_checks.h"
+
 namespace ltx {
 
 template <typename T>
@@ -37,6 +39,6 @@ struct CudaType<at::BFloat16> { using type = __nv_bfloat16; };
         return __VA_ARGS__();                                                         \
       }                                                                               \
       default:                                                                        \
-        TORCH_CHECK(false, name, ": unsupported dtype ", c10::toString(dtype));       \
+        LTX_CHECK(false, name, ": unsupported dtype ", dtype);                         \
     }                                                                                 \
   }()

@@ -10,6 +10,7 @@ from ._ops import ops
 from .activation import geglu, gelu_tanh, silu, silu_and_mul
 from .adaln import adaln, gated_residual_adaln
 from .rms_norm import fused_add_rms_norm, rms_norm
+from .rope import rms_norm_rope, rope, rope_qk
 
 __all__ = [
     "adaln",
@@ -20,6 +21,9 @@ __all__ = [
     "layers",
     "ops",
     "rms_norm",
+    "rms_norm_rope",
+    "rope",
+    "rope_qk",
     "silu",
     "silu_and_mul",
 ]

@@ -7,16 +7,23 @@ state (weights, eps) from the module it is attached to, as `kernels` requires.
 from .activation import DiffusersGEGLU, DiffusersGELU, GeluTanh, SiLU, SiluAndMul
 from .adaln import AdaLayerNormContinuous, AdaLayerNormZero, AdaLayerNormZeroSingle
 from .rms_norm import DiffusersRMSNorm, RMSNorm
+from .rope import RotaryPosEmb
+
+# The layer name transformers' own "rotary_pos_emb" mapping uses (kernels-community/rotary), so
+# that pointing that mapping at this repository needs no other change.
+apply_rotary_transformers = RotaryPosEmb
 
 __all__ = [
     "AdaLayerNormContinuous",
     "AdaLayerNormZero",
     "AdaLayerNormZeroSingle",
+    "apply_rotary_transformers",
     "DiffusersGEGLU",
     "DiffusersGELU",
     "DiffusersRMSNorm",
     "GeluTanh",
     "RMSNorm",
+    "RotaryPosEmb",
     "SiLU",
     "SiluAndMul",
 ]

@@ -1,0 +1,78 @@
+// RMSNorm then RoPE on the CPU, the twin of ltx_kernels_cuda/rms_norm_rope.cu: same checks, the
+// same fp32 steps (x * inv * weight, then the rotation), one rounding.
+#include "common/op_checks.h"
+#include "ltx_kernels_cpu/common.h"
+#include "ltx_kernels_cpu/rope.h"
+#include "torch-ext/torch_binding.h"
+
+namespace ltx {
+namespace cpu {
+
+template <typename T, typename W, typename C>
+void rms_norm_rope_rows(T* out, const T* x, const W* weight, const C* cos, const C* sin,
+                        const BcastRows& x_rows, const BcastRows& out_rows, const RopeTables& tab,
+                        int64_t rows, int64_t D, float eps, bool interleaved) {
+  const int64_t R = tab.R;
+  at::parallel_for(0, rows, grain_rows(D), [&](int64_t begin, int64_t end) {
+    std::vector<float> scratch(static_cast<size_t>(D + 2 * R));
+    float* v = scratch.data();
+    float* cs = v + D;
+    float* ss = cs + R;
+    for (int64_t r = begin; r < end; ++r) {
+      load_row(x + x_rows.offset(r), v, D);
+      float sum = 0.f;
+      for (int64_t i = 0; i < D; ++i) sum += v[i] * v[i];
+      const float inv = 1.f / std::sqrt(sum / static_cast<float>(D) + eps);
+      if (weight != nullptr) {
+        for (int64_t i = 0; i < D; ++i) v[i] = v[i] * inv * static_cast<float>(weight[i]);
+      } else {
+        for (int64_t i = 0; i < D; ++i) v[i] *= inv;
+      }
+      const float* c = table_row(cos + tab.cos_rows.offset(r), cs, R);
+      const float* s = table_row(sin + tab.sin_rows.offset(r), ss, R);
+      rope_store_row(out + out_rows.offset(r), v, c, s, D, R, interleaved);
+    }
+  });
+}
+
+}  // namespace cpu
+}  // namespace ltx
+
+void rms_norm_rope(at::Tensor& out, const at::Tensor& input,
+                   const std::optional<at::Tensor>& weight, const at::Tensor& cos,
+                   const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads) {
+  using namespace ltx;
+  const NormRopeViews views =
+      check_rms_norm_rope_args(out, input, weight, cos, sin, eps, num_heads);
+  if (out.numel() == 0) return;
+  BcastRows x_rows;
+  const at::Tensor x = strided_rows_input(views.x, x_rows);
+  const BcastRows out_rows = strided_rows_out(views.out, "out");
+  const RopeTables& tab = views.tab;
+  const bool w32 = weight.has_value() && weight->scalar_type() == at::kFloat;
+  const bool c32 = cos.scalar_type() == at::kFloat;
+  const int64_t D = x.size(-1);
+  const float e = static_cast<float>(eps);
+
+  LTX_CPU_DISPATCH_FLOAT_TYPES(x.scalar_type(), "rms_norm_rope", [&] {
+    using T = scalar_t;
+    auto run = [&](auto w, auto c) {
+      using W = decltype(w);
+      using C = decltype(c);
+      cpu::rms_norm_rope_rows<T, W, C>(
+          out.mutable_data_ptr<T>(), x.const_data_ptr<T>(),
+          weight.has_value() ? weight->const_data_ptr<W>() : nullptr, cos.const_data_ptr<C>(),
+          sin.const_data_ptr<C>(), x_rows, out_rows, tab, x.numel() / D, D, e, interleaved);
+    };
+    // Weight and cos / sin each in x's dtype or fp32.
+    if (w32 && c32) {
+      run(float{}, float{});
+    } else if (w32) {
+      run(float{}, T{});
+    } else if (c32) {
+      run(T{}, float{});
+    } else {
+      run(T{}, T{});
+    }
+  });
+}

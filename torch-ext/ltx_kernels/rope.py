@@ -1,0 +1,127 @@
+"""Rotary position embedding (RoPE), alone or fused after RMSNorm (q/k norm + rope).
+
+Pairs, as the models define them (cos / sin already repeated per pair, as the models build
+them; last dim R, the rotary dim):
+
+- interleaved (LTX-Video, FLUX `apply_rotary_emb`): pairs `(2i, 2i+1)`;
+- split halves (transformers `apply_rotary_pos_emb`, `rotate_half`): pairs `(i, i + R/2)`.
+
+For a pair `(a, b)` at positions `(p, q)`: `out[p] = a*cos[p] - b*sin[p]`,
+`out[q] = b*cos[q] + a*sin[q]`. Only the first R elements of the last dim are rotated; the
+rest are copied (partial rotary). cos / sin broadcast against x's leading dims like torch
+broadcasting (aligned to the right, each dim 1 or x's), by strides, never materialized. Math
+in fp32, one rounding to x's dtype.
+"""
+
+from typing import Optional, Tuple
+
+import torch
+
+from ._ops import add_op_namespace_prefix, ops
+
+
+def rope(
+    x: torch.Tensor,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    *,
+    interleaved: bool,
+    out: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
+    """Rotates pairs of x's last dim by cos / sin.
+
+    Args:
+        x: `[..., D]`, float32 / float16 / bfloat16; rows may be strided (last dim contiguous),
+            e.g. q of `q_proj(h).view(B, S, H, D).transpose(1, 2)`.
+        cos, sin: `[..., R]` with R even, 2 <= R <= D, broadcastable to x's leading dims;
+            float32 or x's dtype (both the same). Examples: x `[B, H, S, D]` with
+            `[B, 1, S, D]` (transformers, after `unsqueeze(1)`); x `[B, S, H*D]` with
+            `[B, S, H*D]` (LTX-Video); x `[B, S, H, D]` with `[S, 1, D]` or `[B, S, 1, D]` (FLUX).
+        interleaved: pairs `(2i, 2i+1)` if True, split halves `(i, i + R/2)` if False.
+        out: optional output of x's shape and dtype (rows may be strided).
+
+    Returns:
+        `out`, x's shape and dtype.
+    """
+    if out is None:
+        out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    ops.rope(out, x, cos, sin, interleaved)
+    return out
+
+
+def rope_qk(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    *,
+    interleaved: bool,
+    q_out: Optional[torch.Tensor] = None,
+    k_out: Optional[torch.Tensor] = None,
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """`rope` on q and k in one launch. q and k have one dtype and head dim; their head counts
+    (and any other leading dim where cos / sin broadcast) may differ (GQA). Returns
+    `(q_out, k_out)`."""
+    if q_out is None:
+        q_out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    if k_out is None:
+        k_out = torch.empty(k.shape, dtype=k.dtype, device=k.device)
+    ops.rope_qk(q_out, k_out, q, k, cos, sin, interleaved)
+    return q_out, k_out
+
+
+def rms_norm_rope(
+    x: torch.Tensor,
+    weight: Optional[torch.Tensor],
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    eps: float,
+    *,
+    interleaved: bool,
+    per_head: bool = False,
+    num_heads: Optional[int] = None,
+    out: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
+    """RMSNorm then RoPE in one pass: `rope(x * rsqrt(mean(x^2) + eps) [* weight])`, fp32 in
+    between, one rounding to x's dtype.
+
+    Args:
+        x: `[..., D]`, float32 / float16 / bfloat16; rows may be strided.
+        weight: optional norm weight, x's dtype or float32: `[D]`, or `[D / num_heads]` per head.
+        cos, sin: as in `rope`, broadcast against the normalized rows: x itself, or x viewed as
+            `[..., num_heads, D / num_heads]` when `num_heads` is given (then e.g. `[B, S, 1, Dh]`
+            or `[S, 1, Dh]`). Last dim R <= the normalized dim.
+        eps: added to the mean square; must be >= 0.
+        interleaved: pair layout, as in `rope`.
+        per_head: False: normalize over the whole last dim (LTX-Video's `norm_q` / `norm_k`
+            across heads: x `[B, S, 2048]`, weight `[2048]`, eps 1e-5, interleaved, fp32
+            cos / sin `[B, S, 2048]`). True: normalize each head (FLUX, Qwen3 q/k norms): x
+            `[..., H*Dh]` with `num_heads=H`, or x `[..., H, Dh]` with `num_heads=None`.
+        num_heads: heads in x's last dim (per_head only).
+        out: optional output of x's shape and dtype.
+
+    Returns:
+        `out`, x's shape and dtype.
+    """
+    if num_heads is not None and not per_head:
+        raise ValueError("num_heads: only meaningful with per_head=True")
+    if out is None:
+        out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    heads = num_heads if num_heads is not None else 1
+    ops.rms_norm_rope(out, x, weight, cos, sin, float(eps), interleaved, int(heads))
+    return out
+
+
+@torch.library.register_fake(add_op_namespace_prefix("rope"))
+def _rope_fake(out, x, cos, sin, interleaved) -> None:
+    return None
+
+
+@torch.library.register_fake(add_op_namespace_prefix("rope_qk"))
+def _rope_qk_fake(q_out, k_out, q, k, cos, sin, interleaved) -> None:
+    return None
+
+
+@torch.library.register_fake(add_op_namespace_prefix("rms_norm_rope"))
+def _rms_norm_rope_fake(out, x, weight, cos, sin, eps, interleaved, num_heads) -> None:
+    return None
