@@ -97,6 +97,7 @@ class Case:
     nbytes: int
     impls: dict[str, Callable[[], object]]
     check: tuple[str, Callable[[], torch.Tensor]] | None = None  # (impl, reference) for sanity
+    check_ours: Callable[[], torch.Tensor] | None = None  # ours for the check, when not impls[impl]
 
 
 _compiled: dict[str, Callable] = {}
@@ -134,12 +135,213 @@ def rms_norm_case(k, lf, shape, dtype_name) -> Case:
                 check=("ltx", lambda: eager_llama_rms_norm(x, w, eps)))
 
 
-# (op, shapes, quick shapes)
+def rnd(shape, dtype, scale=1.0):
+    return scale * torch.randn(shape, dtype=torch.float32, device="cuda").to(dtype)
+
+
+def eager_fused_add_rms_norm(x, r, w, eps):
+    r = x + r
+    return eager_llama_rms_norm(r, w, eps), r
+
+
+def fused_add_rms_norm_case(k, lf, shape, dt) -> Case:
+    dtype = DTYPES[dt]
+    D = shape[-1]
+    x, r, w = rnd(shape, dtype), rnd(shape, dtype), rnd(D, dtype, 0.1) + 1
+    nbytes = 4 * x.numel() * x.element_size() + w.numel() * w.element_size()
+    impls = {
+        # In place, as vLLM's: each repetition adds x into residual again (values stay finite).
+        "ltx": lambda: k.fused_add_rms_norm(x, r, w, 1e-6),
+        "eager": lambda: eager_fused_add_rms_norm(x, r, w, 1e-6),
+        "compile": lambda: compiled(f"far{shape}{dt}", eager_fused_add_rms_norm)(x, r, w, 1e-6),
+    }
+    if lf is not None:
+        x2, r2 = x.view(-1, D), r.view(-1, D)
+        impls["liger"] = lambda: lf.liger_fused_add_rms_norm(x2, r2, w, 1e-6, 0.0, "llama", True)
+    xs, rs = x.clone(), r.clone()
+
+    def ours_once():  # the check runs ours on copies, so the reference sees the same inputs
+        xc, rc = xs.clone(), rs.clone()
+        k.fused_add_rms_norm(xc, rc, w, 1e-6)
+        return xc
+
+    return Case("fused_add_rms_norm", "x".join(map(str, shape)), dt, nbytes, impls,
+                check=("ltx", lambda: eager_fused_add_rms_norm(xs, rs, w, 1e-6)[0]),
+                check_ours=ours_once)
+
+
+def eager_adaln(x, scale, shift, eps):
+    # LTX-Video: diffusers RMSNorm without weight (fp32 math, cast back), then the modulation.
+    h = x.float()
+    h = (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+    return h * (1 + scale) + shift
+
+
+def adaln_case(k, lf, shape, dt, per_token=False) -> Case:
+    dtype = DTYPES[dt]
+    B, S, D = shape
+    x = rnd(shape, dtype)
+    mshape = (B, S, D) if per_token else (B, 1, D)
+    scale, shift = rnd(mshape, dtype, 0.1), rnd(mshape, dtype, 0.1)
+    es = x.element_size()
+    nbytes = 2 * x.numel() * es + 2 * scale.numel() * es
+    tag = "adaln_per_token" if per_token else "adaln"
+    impls = {
+        "ltx": lambda: k.adaln(x, scale, shift, norm="rms", eps=1e-6),
+        "eager": lambda: eager_adaln(x, scale, shift, 1e-6),
+        "compile": lambda: compiled(f"{tag}{shape}{dt}", eager_adaln)(x, scale, shift, 1e-6),
+    }
+    return Case(tag, "x".join(map(str, shape)), dt, nbytes, impls,
+                check=("ltx", lambda: eager_adaln(x, scale, shift, 1e-6)))
+
+
+def eager_gated_residual_adaln(x, y, gate, scale, shift, eps):
+    x = x + y * gate
+    return x, eager_adaln(x, scale, shift, eps)
+
+
+def gated_residual_adaln_case(k, lf, shape, dt) -> Case:
+    dtype = DTYPES[dt]
+    B, S, D = shape
+    x, y = rnd(shape, dtype), rnd(shape, dtype)
+    gate, scale, shift = (rnd((B, 1, D), dtype, 0.1) for _ in range(3))
+    es = x.element_size()
+    nbytes = 4 * x.numel() * es + 3 * gate.numel() * es
+    f = eager_gated_residual_adaln
+    impls = {
+        "ltx": lambda: k.gated_residual_adaln(x, y, gate, scale, shift, norm="rms", eps=1e-6),
+        "eager": lambda: f(x, y, gate, scale, shift, 1e-6),
+        "compile": lambda: compiled(f"gra{shape}{dt}", f)(x, y, gate, scale, shift, 1e-6),
+    }
+    return Case("gated_residual_adaln", "x".join(map(str, shape)), dt, nbytes, impls,
+                check=("ltx", lambda: f(x, y, gate, scale, shift, 1e-6)[1]),
+                check_ours=lambda: k.gated_residual_adaln(x, y, gate, scale, shift, norm="rms",
+                                                          eps=1e-6)[1])
+
+
+def gelu_tanh_case(k, lf, shape, dt) -> Case:
+    x = rnd(shape, DTYPES[dt])
+    f = lambda t: F.gelu(t, approximate="tanh")  # noqa: E731
+    impls = {
+        "ltx": lambda: k.gelu_tanh(x),
+        "eager": lambda: f(x),
+        "compile": lambda: compiled(f"gelu{shape}{dt}", f)(x),
+    }
+    return Case("gelu_tanh", "x".join(map(str, shape)), dt, 2 * x.numel() * x.element_size(),
+                impls, check=("ltx", lambda: f(x)))
+
+
+def eager_geglu(x):
+    a, g = x.chunk(2, dim=-1)
+    return a * F.gelu(g, approximate="tanh")
+
+
+def eager_silu_and_mul(x):
+    a, b = x.chunk(2, dim=-1)
+    return F.silu(a) * b
+
+
+def gated_case(op, k, lf, shape, dt) -> Case:
+    x = rnd(shape, DTYPES[dt])
+    H = shape[-1] // 2
+    eager = eager_geglu if op == "geglu" else eager_silu_and_mul
+    ours = (lambda: k.geglu(x, "tanh")) if op == "geglu" else (lambda: k.silu_and_mul(x))
+    impls = {"ltx": ours, "eager": lambda: eager(x),
+             "compile": lambda: compiled(f"{op}{shape}{dt}", eager)(x)}
+    if lf is not None:
+        # Liger takes the two halves as separate tensors (its natural layout).
+        first, second = x[..., :H].contiguous(), x[..., H:].contiguous()
+        if op == "geglu":  # gelu(a) * b: the gate half is diffusers' second half
+            impls["liger"] = lambda: lf.liger_geglu(second, first)
+        else:
+            impls["liger"] = lambda: lf.liger_swiglu(first, second)
+    nbytes = 3 * (x.numel() // 2) * x.element_size()
+    return Case(op, "x".join(map(str, shape)), dt, nbytes, impls, check=("ltx", lambda: eager(x)))
+
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def eager_rope_qk(q, k, cos, sin):  # transformers' apply_rotary_pos_emb, unsqueeze_dim=1
+    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+
+
+def rope_case(k, lf, shape, dt) -> Case:
+    dtype = DTYPES[dt]
+    B, H, S, D = shape
+    q, kk = rnd(shape, dtype), rnd(shape, dtype)
+    ang = torch.rand(B, S, D // 2, device="cuda") * 6.28
+    emb = torch.cat((ang, ang), dim=-1)
+    cos, sin = emb.cos().to(dtype), emb.sin().to(dtype)
+    es = q.element_size()
+    nbytes = 4 * q.numel() * es + 2 * cos.numel() * es
+    c1, s1 = cos.unsqueeze(1), sin.unsqueeze(1)
+    impls = {
+        "ltx": lambda: k.rope_qk(q, kk, c1, s1, interleaved=False),
+        "eager": lambda: eager_rope_qk(q, kk, cos, sin),
+        "compile": lambda: compiled(f"rope{shape}{dt}", eager_rope_qk)(q, kk, cos, sin),
+    }
+    if lf is not None:
+        impls["liger"] = lambda: lf.liger_rope(q, kk, cos, sin)
+    return Case("rope_qk", "x".join(map(str, shape)), dt, nbytes, impls,
+                check=("ltx", lambda: eager_rope_qk(q, kk, cos, sin)[0]),
+                check_ours=lambda: k.rope_qk(q, kk, c1, s1, interleaved=False)[0])
+
+
+def eager_ltx_norm_rope(x, w, cos, sin, eps):
+    # LTX-Video: torch.nn.RMSNorm(inner, eps=1e-5) (F.rms_norm), then apply_rotary_emb.
+    x = F.rms_norm(x, (x.shape[-1],), w, eps)
+    x_real, x_imag = x.unflatten(2, (-1, 2)).unbind(-1)
+    x_rot = torch.stack([-x_imag, x_real], dim=-1).flatten(2)
+    return (x.float() * cos + x_rot.float() * sin).to(x.dtype)
+
+
+def rms_norm_rope_case(k, lf, shape, dt) -> Case:
+    dtype = DTYPES[dt]
+    B, S, D = shape
+    x, w = rnd(shape, dtype), rnd(D, dtype, 0.1) + 1
+    ang = torch.rand(B, S, D // 2, device="cuda") * 6.28
+    cos = ang.cos().repeat_interleave(2, -1)
+    sin = ang.sin().repeat_interleave(2, -1)
+    nbytes = 2 * x.numel() * x.element_size() + 2 * cos.numel() * 4 + D * w.element_size()
+    f = eager_ltx_norm_rope
+    impls = {
+        "ltx": lambda: k.rms_norm_rope(x, w, cos, sin, 1e-5, interleaved=True),
+        "eager": lambda: f(x, w, cos, sin, 1e-5),
+        "compile": lambda: compiled(f"nr{shape}{dt}", f)(x, w, cos, sin, 1e-5),
+    }
+    return Case("rms_norm_rope", "x".join(map(str, shape)), dt, nbytes, impls,
+                check=("ltx", lambda: f(x, w, cos, sin, 1e-5)))
+
+
+# op -> (case builder, full shape list, --quick shapes)
 SEED_SHAPES = [(1, 1024, 2048), (2, 1024, 2048), (4, 1024, 2048), (2, 4096, 3072),
-               (4, 4096, 3072), (8, 8192, 4096)]
+               (4, 4096, 3072)]
+LLM_TOKENS_HIDDEN = [(1, 4096), (16, 4096), (128, 4096), (1024, 4096), (4096, 4096),
+                     (16384, 4096), (4096, 2048), (4096, 8192), (16384, 8192)]
+LTX = [(2, 2688, 2048), (2, 6144, 2048), (2, 2688, 4096)]
 TABLE: dict[str, tuple[Callable, list, list]] = {
-    "rms_norm": (rms_norm_case, SEED_SHAPES + [(1, 1, 4096), (1, 16384, 8192), (2, 2688, 2048)],
-                 SEED_SHAPES),
+    "rms_norm": (rms_norm_case, SEED_SHAPES + [(8, 8192, 4096)] + [(1, *t) for t in
+                 LLM_TOKENS_HIDDEN] + LTX, SEED_SHAPES + [(8, 8192, 4096)]),
+    "fused_add_rms_norm": (fused_add_rms_norm_case, [(1, *t) for t in LLM_TOKENS_HIDDEN],
+                           [(1, 16, 4096), (1, 4096, 4096)]),
+    "adaln": (adaln_case, SEED_SHAPES + LTX, [(2, 2688, 2048), (2, 6144, 2048)]),
+    "adaln_per_token": (lambda k, lf, s, d: adaln_case(k, lf, s, d, per_token=True), LTX,
+                        [(2, 2688, 2048)]),
+    "gated_residual_adaln": (gated_residual_adaln_case, SEED_SHAPES + LTX, [(2, 2688, 2048)]),
+    "gelu_tanh": (gelu_tanh_case, [(2, 2688, 8192), (2, 2688, 16384), (1, 4096, 3072)],
+                  [(2, 2688, 8192)]),
+    "geglu": (lambda k, lf, s, d: gated_case("geglu", k, lf, s, d),
+              [(2, 4096, 16384), (2, 2688, 16384), (1, 1024, 4096)], [(2, 4096, 16384)]),
+    "silu_and_mul": (lambda k, lf, s, d: gated_case("silu_and_mul", k, lf, s, d),
+                     [(1, 16, 28672), (1, 4096, 28672), (1, 16384, 28672), (1, 4096, 16384)],
+                     [(1, 4096, 28672)]),
+    "rope_qk": (rope_case, [(1, 32, 4096, 128), (1, 32, 1024, 128), (4, 32, 4096, 64),
+                            (1, 32, 16, 128)], [(1, 32, 4096, 128)]),
+    "rms_norm_rope": (rms_norm_rope_case, LTX, [(2, 2688, 2048)]),
 }
 
 
@@ -237,7 +439,7 @@ def main(argv=None) -> int:
         case = TABLE[op][0](k, lf, shape, dt)
         if case.check is not None:
             ours, ref = case.check
-            got, want = case.impls[ours](), ref()
+            got, want = (case.check_ours or case.impls[ours])(), ref()
             got = got[0] if isinstance(got, tuple) else got
             want = want[0] if isinstance(want, tuple) else want
             err = ((got.double() - want.double()).norm() / want.double().norm()).item()

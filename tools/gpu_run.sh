@@ -27,7 +27,13 @@ time python3 tools/build.py --backends cuda,cpu -j 16 2>&1 | tee "$OUT/build.log
 
 if ! skip tests; then
   python3 -m pytest -q -p no:cacheprovider ${TESTS:-tests} 2>&1 | tee "$OUT/tests.log" | tail -40
-  [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+  rc=${PIPESTATUS[0]}
+  [[ $rc -eq 0 ]] || status=1
+  if [[ $rc -ge 128 ]]; then  # killed by a signal: a native backtrace of the crash
+    cuda-gdb -batch -ex run -ex bt --args python3 -m pytest -x -q -p no:cacheprovider \
+      ${CRASH_TESTS:-tests} > "$OUT/crash-bt.log" 2>&1
+    grep -A30 "received signal" "$OUT/crash-bt.log" | head -40
+  fi
 fi
 if ! skip sanitize; then
   for tool in memcheck racecheck; do

@@ -37,18 +37,66 @@ def views(shape, dtype):
     yield "strided", torch.randn(*lead, D + 8, dtype=dtype, device="cuda")[..., :D]
 
 
-SHAPES = [(3, 7), (1, 2048), (4, 769), (2, 5, 3072), (2, 128), (1, 70000)]
+SHAPES = [(3, 7), (1, 2048), (4, 770), (2, 5, 3072), (2, 128), (1, 70000)]
+
+
+def rnd(*shape, dtype=torch.float32):
+    return torch.randn(*shape, dtype=dtype, device="cuda")
 
 
 def run_rms_norm(k, x):
     D = x.shape[-1]
     k.rms_norm(x, None)
-    k.rms_norm(x, torch.randn(D, dtype=x.dtype, device="cuda"))
-    k.rms_norm(x, torch.randn(D, device="cuda"), round_before_weight=True)
+    k.rms_norm(x, rnd(D, dtype=x.dtype))
+    k.rms_norm(x, rnd(D), round_before_weight=True)
+    xc, res = x.clone(), torch.randn_like(x)
+    k.fused_add_rms_norm(xc, res, rnd(D, dtype=x.dtype))
+
+
+def run_adaln(k, x):
+    D = x.shape[-1]
+    lead = x.shape[:-1]
+    per_row = rnd(*lead, D, dtype=x.dtype)
+    per_dim = rnd(D)
+    for norm in ("rms", "layer"):
+        k.adaln(x, per_row, per_row, norm=norm)
+        k.adaln(x, per_dim, per_dim, norm=norm, weight=rnd(D, dtype=x.dtype),
+                bias=rnd(D, dtype=x.dtype))
+        k.gated_residual_adaln(x, torch.randn_like(x), per_row, per_row, per_row, norm=norm)
+        k.gated_residual_adaln(x, torch.randn_like(x), None, per_dim, per_dim, norm=norm)
+
+
+def run_activation(k, x):
+    k.gelu_tanh(x)
+    k.silu(x)
+    if x.shape[-1] % 2 == 0:
+        k.geglu(x, "tanh")
+        k.geglu(x, "none")
+        k.silu_and_mul(x)
+
+
+def run_rope(k, x):
+    D = x.shape[-1]
+    if D % 2:
+        return
+    lead = x.shape[:-1]
+    for R in sorted({D, max(2, D // 2 // 2 * 2)}):
+        cos, sin = rnd(*lead, R), rnd(*lead, R)
+        for inter in (True, False):
+            k.rope(x, cos, sin, interleaved=inter)
+            k.rope(x, cos.to(x.dtype), sin.to(x.dtype), interleaved=inter)
+            k.rms_norm_rope(x, rnd(D, dtype=x.dtype), cos, sin, 1e-5, interleaved=inter)
+    if D % 4 == 0:  # per head: two heads of D/2
+        cos, sin = rnd(*lead, 1, D // 2), rnd(*lead, 1, D // 2)
+        k.rms_norm_rope(x, rnd(D // 2), cos, sin, 1e-6, interleaved=False, per_head=True,
+                        num_heads=2)
 
 
 OPS = {
     "rms_norm": run_rms_norm,
+    "adaln": run_adaln,
+    "activation": run_activation,
+    "rope": run_rope,
 }
 
 
