@@ -64,7 +64,7 @@ def bench(fn: Callable[[], object], graph: bool = True) -> float:
         with torch.cuda.graph(g):
             fn()
         run = g.replay
-    return do_bench(run, warmup=25, rep=200, return_mode="median") * 1e3
+    return do_bench(run, warmup=25, rep=100, return_mode="median") * 1e3
 
 
 def copy_bandwidth() -> float:
@@ -348,7 +348,7 @@ TABLE: dict[str, tuple[Callable, list, list]] = {
 # ---- output -----------------------------------------------------------------------------------
 
 
-def write_outputs(rows: list[dict], out: Path, meta: dict) -> None:
+def write_outputs(rows: list[dict], out: Path, meta: dict, plot: bool = True) -> None:
     out.mkdir(parents=True, exist_ok=True)
     fields = ["op", "shape", "dtype", "impl", "us", "GBps", "copy_share", "MB", "vs_best_peer"]
     with open(out / "sweep.csv", "w", newline="") as f:
@@ -376,6 +376,8 @@ def write_outputs(rows: list[dict], out: Path, meta: dict) -> None:
         lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {mb:.1f} | " + " | ".join(cells)
                      + f" | {sp_s} |")
     (out / "sweep.md").write_text("\n".join(lines) + "\n")
+    if not plot:
+        return
     try:
         import matplotlib
 
@@ -467,6 +469,7 @@ def main(argv=None) -> int:
               flush=True)
         del case
         torch.cuda.empty_cache()
+        write_outputs(rows, Path(args.out), meta, plot=False)  # partial results survive a kill
     write_outputs(rows, Path(args.out), meta)
     print((Path(args.out) / "sweep.md").read_text())
     return 0
