@@ -38,29 +38,32 @@ struct RmsNormParams {
   bool round_before_weight;  // LlamaRMSNorm: weight * x_normed.to(x.dtype)
 };
 
-// Normalizes VEC values, applies the weight (`w`, ignored without one) and stores them as O.
 template <typename T, typename W, typename O, int VEC>
-__device__ __forceinline__ void rms_norm_store(const RmsNormParams<T, W, O>& p, O* out,
-                                               const Vec<T, VEC>& xv, const Vec<W, VEC>& wv,
-                                               float inv) {
+__device__ __forceinline__ void rms_norm_write(const RmsNormParams<T, W, O>& p, O* out, int idx,
+                                               const float (&v)[VEC], float inv) {
   float y[VEC];
+  float w[VEC];
+  if (p.weight != nullptr) load_floats<W, VEC>(p.weight + idx * VEC, w);
 #pragma unroll
   for (int i = 0; i < VEC; ++i) {
-    float n = to_float(xv.v[i]) * inv;
+    float n = v[i] * inv;
     if (p.round_before_weight) n = round_to<T>(n);
-    y[i] = p.weight != nullptr ? n * to_float(wv.v[i]) : n;
+    y[i] = p.weight != nullptr ? n * w[i] : n;
   }
-  store_floats<O, VEC>(out, y);
+  store_floats<O, VEC>(out + idx * VEC, y);
 }
 
-// With ADD, turns the loaded x vector into the rounded sum x + residual and stores it back to
-// residual; without, nothing.
+// Loads vector `idx` of the row: x, or with ADD the rounded sum x + residual, which is stored
+// back to residual.
 template <typename T, int VEC, bool ADD>
-__device__ __forceinline__ void add_residual(Vec<T, VEC>& xv, const Vec<T, VEC>& rv, T* res) {
+__device__ __forceinline__ void rms_norm_load(const T* x, T* res, int idx, float (&v)[VEC]) {
+  load_floats<T, VEC>(x + idx * VEC, v);
   if constexpr (ADD) {
+    float r[VEC];
+    load_floats<T, VEC>(res + idx * VEC, r);
 #pragma unroll
-    for (int i = 0; i < VEC; ++i) xv.v[i] = from_float<T>(to_float(xv.v[i]) + to_float(rv.v[i]));
-    *reinterpret_cast<Vec<T, VEC>*>(res) = xv;
+    for (int i = 0; i < VEC; ++i) v[i] = round_to<T>(v[i] + r[i]);
+    store_floats<T, VEC>(res + idx * VEC, v);
   }
 }
 
@@ -68,7 +71,7 @@ template <typename T, typename W, typename O, int VEC, int CHUNKS, bool ADD>
 __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
   __shared__ float smem[32];
   const int G = p.group;
-  const int sub = threadIdx.x / G;  // row within the block (one division, G is a run-time value)
+  const int sub = threadIdx.x / G;  // row within the block: one division by the run-time G
   const int lane = threadIdx.x - sub * G;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * p.rows_per_block + sub;
   const bool active = row < p.rows;  // inactive groups still take part in group_sum's barriers
@@ -76,70 +79,44 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
   O* out = p.out + (active ? p.out_rows.offset(row) : 0);
   T* res = ADD ? p.residual + (active ? p.res_rows.offset(row) : 0) : nullptr;
   const int nvec = p.D / VEC;
-  const bool has_w = p.weight != nullptr;
 
   if constexpr (CHUNKS > 0) {
-    // The row and its weights stay in registers as loaded (16-bit values take half the
-    // registers of floats); every load is issued before the reduction, so the weight's latency
-    // hides behind x's instead of following it.
-    Vec<T, VEC> xv[CHUNKS];
-    Vec<T, VEC> rv[ADD ? CHUNKS : 1];
-    Vec<W, VEC> wv[CHUNKS];
+    float v[CHUNKS][VEC];
+    float ss = 0.f;
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
       const int idx = c * G + lane;
       if (active && idx < nvec) {
-        xv[c] = *reinterpret_cast<const Vec<T, VEC>*>(x + idx * VEC);
-        if constexpr (ADD) rv[c] = *reinterpret_cast<const Vec<T, VEC>*>(res + idx * VEC);
-        if (has_w) wv[c] = *reinterpret_cast<const Vec<W, VEC>*>(p.weight + idx * VEC);
+        rms_norm_load<T, VEC, ADD>(x, res, idx, v[c]);
       } else {
 #pragma unroll
-        for (int i = 0; i < VEC; ++i) xv[c].v[i] = from_float<T>(0.f);
-      }
-    }
-    float ss = 0.f;
-#pragma unroll
-    for (int c = 0; c < CHUNKS; ++c) {
-      if constexpr (ADD) {
-        if (active && c * G + lane < nvec)
-          add_residual<T, VEC, ADD>(xv[c], rv[c], res + (c * G + lane) * VEC);
+        for (int i = 0; i < VEC; ++i) v[c][i] = 0.f;
       }
 #pragma unroll
-      for (int i = 0; i < VEC; ++i) {
-        const float f = to_float(xv[c].v[i]);
-        ss += f * f;
-      }
+      for (int i = 0; i < VEC; ++i) ss += v[c][i] * v[c][i];
     }
     ss = group_sum(ss, G, smem);
     const float inv = rsqrtf(ss * p.inv_d + p.eps);
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
       const int idx = c * G + lane;
-      if (active && idx < nvec) rms_norm_store<T, W, O, VEC>(p, out + idx * VEC, xv[c], wv[c], inv);
+      if (active && idx < nvec) rms_norm_write<T, W, O, VEC>(p, out, idx, v[c], inv);
     }
   } else {
-    // Rows too long for registers: read x twice (the second pass mostly from L2).
     float ss = 0.f;
     for (int idx = lane; active && idx < nvec; idx += G) {
-      Vec<T, VEC> xv = *reinterpret_cast<const Vec<T, VEC>*>(x + idx * VEC);
-      if constexpr (ADD) {
-        add_residual<T, VEC, ADD>(xv, *reinterpret_cast<const Vec<T, VEC>*>(res + idx * VEC),
-                                  res + idx * VEC);
-      }
+      float v[VEC];
+      rms_norm_load<T, VEC, ADD>(x, res, idx, v);
 #pragma unroll
-      for (int i = 0; i < VEC; ++i) {
-        const float f = to_float(xv.v[i]);
-        ss += f * f;
-      }
+      for (int i = 0; i < VEC; ++i) ss += v[i] * v[i];
     }
     ss = group_sum(ss, G, smem);
     const float inv = rsqrtf(ss * p.inv_d + p.eps);
     // Second pass: the row again (with ADD, the rounded sum this thread stored to residual).
     for (int idx = lane; active && idx < nvec; idx += G) {
-      const Vec<T, VEC> xv = *reinterpret_cast<const Vec<T, VEC>*>((ADD ? res : x) + idx * VEC);
-      Vec<W, VEC> wv;
-      if (has_w) wv = *reinterpret_cast<const Vec<W, VEC>*>(p.weight + idx * VEC);
-      rms_norm_store<T, W, O, VEC>(p, out + idx * VEC, xv, wv, inv);
+      float v[VEC];
+      load_floats<T, VEC>((ADD ? res : x) + idx * VEC, v);
+      rms_norm_write<T, W, O, VEC>(p, out, idx, v, inv);
     }
   }
 }
@@ -159,19 +136,19 @@ void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
   p.group = cfg.group;
   p.rows_per_block = cfg.rows_per_block;
   p.inv_d = 1.f / static_cast<float>(p.D);
-  const int threads = cfg.group * cfg.rows_per_block;
-  // One block per rows_per_block rows. (A persistent grid, blocks striding over rows, measured
-  // 3-8% slower on the H200 at 100 MB-1 GB: see PERFORMANCE.md.)
   const int64_t blocks = (p.rows + cfg.rows_per_block - 1) / cfg.rows_per_block;
+  const dim3 grid(static_cast<unsigned>(blocks)), block(cfg.group * cfg.rows_per_block);
   dispatch_vec<V>(vec, [&](auto vec_c) {
     constexpr int VC = decltype(vec_c)::value;
     dispatch_chunks(cfg.chunks, [&](auto chunks_c) {
       constexpr int CC = decltype(chunks_c)::value;
       auto kernel = rms_norm_kernel<T, W, O, VC, CC, ADD>;
-      // Long 16-bit rows (D > 32K) can ask for more registers than a block this large has:
+      // Long rows in 16-bit (D > 32K) can ask for more registers than a block this large has:
       // stream the row instead of caching it.
-      if (CC > 0 && !block_fits(kernel, threads)) kernel = rms_norm_kernel<T, W, O, VC, 0, ADD>;
-      kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(p);
+      if (CC > 0 && !block_fits(kernel, static_cast<int>(block.x))) {
+        kernel = rms_norm_kernel<T, W, O, VC, 0, ADD>;
+      }
+      kernel<<<grid, block, 0, stream>>>(p);
     });
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
