@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
+import json
 import math
 import os
 import sys
@@ -348,8 +349,13 @@ TABLE: dict[str, tuple[Callable, list, list]] = {
 # ---- output -----------------------------------------------------------------------------------
 
 
+COLORS = {"ltx": "tab:blue", "eager": "tab:orange", "F.rms_norm": "tab:purple",
+          "compile": "tab:green", "liger": "tab:red"}
+
+
 def write_outputs(rows: list[dict], out: Path, meta: dict, plot: bool = True) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    (out / "sweep-meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     fields = ["op", "shape", "dtype", "impl", "us", "GBps", "copy_share", "MB", "vs_best_peer"]
     with open(out / "sweep.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
@@ -385,13 +391,18 @@ def write_outputs(rows: list[dict], out: Path, meta: dict, plot: bool = True) ->
         import matplotlib.pyplot as plt
 
         ops = list(dict.fromkeys(r["op"] for r in rows))
-        fig, axes = plt.subplots(1, len(ops), figsize=(6 * len(ops), 4.5), squeeze=False)
-        for ax, op in zip(axes[0], ops):
+        ncols = min(4, len(ops))
+        nrows = (len(ops) + ncols - 1) // ncols
+        fig, axes = plt.subplots(nrows, ncols, figsize=(5 * ncols, 4 * nrows), squeeze=False)
+        for ax in axes.flat[len(ops):]:
+            ax.set_visible(False)
+        for ax, op in zip(axes.flat, ops):
             for impl in impls:
                 pts = sorted((r["MB"], r["GBps"]) for r in rows
                              if r["op"] == op and r["impl"] == impl and r["dtype"] == "bf16")
                 if pts:
-                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=impl)
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=impl,
+                            color=COLORS.get(impl))
             ax.axhline(meta["copy_GBps"], color="gray", ls="--", label="device copy")
             ax.set_xscale("log")
             ax.set_xlabel("MB moved")
