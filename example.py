@@ -56,15 +56,67 @@ def llama_rms_norm(x, w, eps):
     return w * h.to(x.dtype)
 
 
+def rotate_half(x):
+    a, b = x.chunk(2, dim=-1)
+    return torch.cat((-b, a), dim=-1)
+
+
+def ltx_rope(x, cos, sin):  # diffusers' LTX-Video apply_rotary_emb (interleaved pairs)
+    re, im = x.unflatten(2, (-1, 2)).unbind(-1)
+    rot = torch.stack([-im, re], dim=-1).flatten(2)
+    return (x.float() * cos + rot.float() * sin).to(x.dtype)
+
+
 def cases(k, device, dtype):
-    """(name, ours, PyTorch's) for every op, on LTX-Video / LLaMA-sized inputs."""
+    """(name, ours, PyTorch's) for every op, on LTX-Video / LLaMA-shaped inputs."""
     B, S, D = (2, 2688, 2048) if device.type == "cuda" else (1, 256, 2048)
     x = torch.randn(B, S, D, device=device, dtype=dtype)
+    y = torch.randn(B, S, D, device=device, dtype=dtype)
     w = (1 + 0.1 * torch.randn(D, device=device)).to(dtype)
+    scale, shift, gate = (0.1 * torch.randn(B, 1, D, device=device, dtype=dtype) for _ in "abc")
+    ff = torch.randn(B, S, 2 * D, device=device, dtype=dtype)
+    ang = torch.rand(B, S, D // 2, device=device) * 6.28
+    cos_i, sin_i = ang.cos().repeat_interleave(2, -1), ang.sin().repeat_interleave(2, -1)
+    H, Dh = 32, 64
+    q = torch.randn(B, H, S, Dh, device=device, dtype=dtype)
+    kk = torch.randn(B, H, S, Dh, device=device, dtype=dtype)
+    a2 = torch.rand(B, S, Dh // 2, device=device) * 6.28
+    cos_h = torch.cat((a2, a2), -1).cos().to(dtype)
+    sin_h = torch.cat((a2, a2), -1).sin().to(dtype)
+
+    def rms(t):
+        return F.rms_norm(t.float(), (t.shape[-1],), eps=1e-6).to(t.dtype)
+
+    def fused_add(xc, rc):
+        k.fused_add_rms_norm(xc, rc, w, 1e-6)
+        return xc
+
     yield ("rms_norm", lambda: k.rms_norm(x, w, 1e-6, round_before_weight=True),
            lambda: llama_rms_norm(x, w, 1e-6))
-    yield ("rms_norm (no weight)", lambda: k.rms_norm(x, None, 1e-6),
-           lambda: F.rms_norm(x.float(), (D,), eps=1e-6).to(dtype))
+    yield ("rms_norm (no weight)", lambda: k.rms_norm(x, None, 1e-6), lambda: rms(x))
+    yield ("fused_add_rms_norm", lambda: fused_add(x.clone(), y.clone()),
+           lambda: llama_rms_norm(x + y, w, 1e-6))
+    yield ("adaln", lambda: k.adaln(x, scale, shift, norm="rms", eps=1e-6),
+           lambda: rms(x) * (1 + scale) + shift)
+    yield ("adaln (layer norm)", lambda: k.adaln(x, scale, shift, norm="layer", eps=1e-6),
+           lambda: F.layer_norm(x.float(), (D,), eps=1e-6).to(dtype) * (1 + scale) + shift)
+    yield ("gated_residual_adaln",
+           lambda: k.gated_residual_adaln(x, y, gate, scale, shift, norm="rms", eps=1e-6),
+           lambda: (x + y * gate, rms(x + y * gate) * (1 + scale) + shift))
+    yield ("gelu_tanh", lambda: k.gelu_tanh(ff), lambda: F.gelu(ff, approximate="tanh"))
+    yield ("silu", lambda: k.silu(ff), lambda: F.silu(ff))
+    yield ("geglu", lambda: k.geglu(ff, "tanh"),
+           lambda: ff[..., :D] * F.gelu(ff[..., D:], approximate="tanh"))
+    yield ("silu_and_mul", lambda: k.silu_and_mul(ff), lambda: F.silu(ff[..., :D]) * ff[..., D:])
+    yield ("rope (LTX, interleaved)", lambda: k.rope(x, cos_i, sin_i, interleaved=True),
+           lambda: ltx_rope(x, cos_i, sin_i))
+    yield ("rope_qk (LLaMA, halves)",
+           lambda: k.rope_qk(q, kk, cos_h.unsqueeze(1), sin_h.unsqueeze(1), interleaved=False),
+           lambda: (q * cos_h.unsqueeze(1) + rotate_half(q) * sin_h.unsqueeze(1),
+                    kk * cos_h.unsqueeze(1) + rotate_half(kk) * sin_h.unsqueeze(1)))
+    yield ("rms_norm_rope (LTX q/k)",
+           lambda: k.rms_norm_rope(x, w, cos_i, sin_i, 1e-5, interleaved=True),
+           lambda: ltx_rope(F.rms_norm(x, (D,), w, 1e-5), cos_i, sin_i))
 
 
 def main() -> int:
