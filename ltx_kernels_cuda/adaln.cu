@@ -225,22 +225,9 @@ void launch_adaln(AdaLNParams<T, M, W> p, cudaStream_t stream) {
   const int vec = vec_ok ? V : 1;
   const RowConfig cfg = choose_row_config(p.D / vec);
   p.group = cfg.group;
-  const int64_t blocks = (p.rows + cfg.rows_per_block - 1) / cfg.rows_per_block;
-  const dim3 grid(static_cast<unsigned>(blocks)), block(cfg.group * cfg.rows_per_block);
-  dispatch_vec<V>(vec, [&](auto vec_c) {
-    constexpr int VC = decltype(vec_c)::value;
-    dispatch_chunks(cfg.chunks, [&](auto chunks_c) {
-      constexpr int CC = decltype(chunks_c)::value;
-      auto kernel = adaln_kernel<T, M, W, VC, CC, GATED>;
-      // Long rows in 16-bit (D > 16K) can ask for more registers than a block this large has:
-      // stream the row instead of caching it.
-      if (CC > 0 && !block_fits(kernel, static_cast<int>(block.x))) {
-        kernel = adaln_kernel<T, M, W, VC, 0, GATED>;
-      }
-      kernel<<<grid, block, 0, stream>>>(p);
-    });
+  launch_rows<V>(vec, cfg, p.rows, p, stream, [](auto vec_c, auto chunks_c) {
+    return adaln_kernel<T, M, W, decltype(vec_c)::value, decltype(chunks_c)::value, GATED>;
   });
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 // Fills the params from the (checked) tensors and launches, with T, M and W bound.

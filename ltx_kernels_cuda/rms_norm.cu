@@ -136,22 +136,9 @@ void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
   p.group = cfg.group;
   p.rows_per_block = cfg.rows_per_block;
   p.inv_d = 1.f / static_cast<float>(p.D);
-  const int64_t blocks = (p.rows + cfg.rows_per_block - 1) / cfg.rows_per_block;
-  const dim3 grid(static_cast<unsigned>(blocks)), block(cfg.group * cfg.rows_per_block);
-  dispatch_vec<V>(vec, [&](auto vec_c) {
-    constexpr int VC = decltype(vec_c)::value;
-    dispatch_chunks(cfg.chunks, [&](auto chunks_c) {
-      constexpr int CC = decltype(chunks_c)::value;
-      auto kernel = rms_norm_kernel<T, W, O, VC, CC, ADD>;
-      // Long rows in 16-bit (D > 32K) can ask for more registers than a block this large has:
-      // stream the row instead of caching it.
-      if (CC > 0 && !block_fits(kernel, static_cast<int>(block.x))) {
-        kernel = rms_norm_kernel<T, W, O, VC, 0, ADD>;
-      }
-      kernel<<<grid, block, 0, stream>>>(p);
-    });
+  launch_rows<V>(vec, cfg, p.rows, p, stream, [](auto vec_c, auto chunks_c) {
+    return rms_norm_kernel<T, W, O, decltype(vec_c)::value, decltype(chunks_c)::value, ADD>;
   });
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 }  // namespace ltx

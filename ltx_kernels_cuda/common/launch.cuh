@@ -106,4 +106,25 @@ bool block_fits(Kernel kernel, int threads) {
   return threads <= attr.maxThreadsPerBlock;
 }
 
+// Launches a row kernel (one group of cfg.group threads per row, cfg.rows_per_block rows per
+// block) over `rows` rows. kernel_for(IntC<VEC>, IntC<CHUNKS>) names the instance for the
+// chosen vector width and registers per thread; when that instance's register use does not fit
+// the block, the streaming instance (CHUNKS = 0) runs instead.
+template <int V, typename Params, typename KernelFor>
+void launch_rows(int vec, const RowConfig& cfg, int64_t rows, const Params& p,
+                 cudaStream_t stream, KernelFor kernel_for) {
+  const int64_t blocks = (rows + cfg.rows_per_block - 1) / cfg.rows_per_block;
+  const int threads = cfg.group * cfg.rows_per_block;
+  dispatch_vec<V>(vec, [&](auto vec_c) {
+    dispatch_chunks(cfg.chunks, [&](auto chunks_c) {
+      auto kernel = kernel_for(vec_c, chunks_c);
+      if (decltype(chunks_c)::value > 0 && !block_fits(kernel, threads)) {
+        kernel = kernel_for(vec_c, IntC<0>{});
+      }
+      kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(p);
+    });
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 }  // namespace ltx
