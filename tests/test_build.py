@@ -1,0 +1,58 @@
+"""The local build is laid out as kernel-builder lays it out and loads the ways users load it:
+get_kernel + LOCAL_KERNELS (conftest), get_local_kernel(Path("build")), metadata.json read by
+kernels' own parser, a per-build op namespace, and the compatibility folder for older kernels."""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import ROOT, load_kernel
+
+
+@pytest.mark.kernels_ci
+def test_get_local_kernel_loads_the_build():
+    from kernels import get_local_kernel
+
+    k = get_local_kernel(ROOT / "build")
+    for name in ("rms_norm", "adaln", "gelu_tanh", "rope", "rms_norm_rope", "layers"):
+        assert name in k.__all__ and hasattr(k, name)
+    backend = "cuda" if torch.version.cuda else "cpu"
+    assert re.fullmatch(rf"_ltx_kernels_{backend}_[0-9a-z]{{7,10}}(_dirty)?", k.__name__)
+
+
+@pytest.mark.kernels_ci
+def test_metadata_and_namespace(backend):
+    from kernels._rust import Metadata
+
+    k = load_kernel(backend)
+    variant = Path(k.__file__).parent
+    meta = Metadata.read_from_file(variant / "metadata.json")
+    raw = json.loads((variant / "metadata.json").read_text())
+    assert meta.name.python_name == "ltx_kernels" and meta.version == 1
+    assert raw["license"] == "Apache-2.0" and raw["python-depends"] == []
+    assert raw["backend"]["type"] == backend
+    if backend == "cuda":
+        assert raw["backend"]["archs"], "CUDA builds declare their archs"
+    # The module is imported under the metadata id, which is also the op namespace.
+    assert k.__name__ == meta.id
+    assert re.fullmatch(rf"_ltx_kernels_{backend}_[0-9a-z]{{7,10}}(_dirty)?", meta.id)
+    assert (variant / f"{meta.id}.abi3.so").exists()
+    assert not (ROOT / "torch-ext" / "ltx_kernels" / "_ops.py").exists(), "_ops.py is generated"
+
+
+def test_compat_package_imports(backend):
+    """build/<variant>/ltx_kernels/ is what older kernels releases import; it must load and
+    expose the same API (in a fresh process: a library registers its ops once per process)."""
+    variant = Path(load_kernel(backend).__file__).parent
+    code = ("import sys, torch; sys.path.insert(0, sys.argv[1]); import ltx_kernels as k; "
+            "x = torch.randn(3, 64, device=sys.argv[2]); print(float((k.rms_norm(x) - x * torch.rsqrt("
+            "x.pow(2).mean(-1, keepdim=True) + 1e-6)).abs().max()))")
+    r = subprocess.run([sys.executable, "-c", code, str(variant), backend], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert float(r.stdout.strip().splitlines()[-1]) < 1e-5
