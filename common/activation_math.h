@@ -53,6 +53,26 @@ LTX_ACT_FN float act(float x) {
   }
 }
 
+#if defined(__CUDACC__)
+// tanh GELU with one special-function instruction per element instead of two: 0.5 x (1 + t),
+// t = tanh.approx.f32(u) (relative error about 2^-11), where the sigmoid form above needs ex2 and
+// rcp. At 16 such instructions per clock per SM the two-instruction form is as slow as the
+// memory traffic of the elementwise op on an H200 (PERFORMANCE.md). Used for bf16 outputs of
+// the elementwise op only: their rounding (2^-9 relative) dwarfs the approximation, while
+// fp16 (2^-11) and the gated ops (the error is multiplied by the other half) keep the exact
+// form. |u| > 9 saturates exactly (tanh(9) is 1 in fp32), so tails and +-inf stay exact.
+__device__ __forceinline__ float gelu_tanh_1mufu(float x) {
+  const float u = x * (0.5f * kGeluTanhC1 + 0.5f * kGeluTanhC3 * (x * x));
+  float t;
+  if (fabsf(u) > 9.f) {
+    t = copysignf(1.f, u);
+  } else {
+    asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(u));
+  }
+  return 0.5f * x * (1.f + t);
+}
+#endif
+
 // The gated ops on the two halves of a [..., 2H] row, value `a` = x[..., :H] and `b` =
 // x[..., H:]: GEGLU (diffusers' order) a * gelu(b); silu_and_mul (vLLM's order) silu(a) * b.
 template <Act A, bool FAST>

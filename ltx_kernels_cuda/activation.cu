@@ -46,6 +46,8 @@ __global__ void activation_kernel(const ActivationParams<T> p) {
   // 16-bit outputs use __expf / __fdividef (a few fp32 ulps, far below their rounding);
   // fp32 outputs use the accurate expf and division, to stay within 1e-5 of fp64.
   constexpr bool kFast = !std::is_same_v<T, float>;
+  // bf16 tanh GELU: one special-function instruction per element (activation_math.h).
+  constexpr bool k1Mufu = std::is_same_v<T, __nv_bfloat16> && !GATED && A == Act::kGeluTanh;
   using V = Vec<T, VEC>;
   const int G = p.group;
   const int lane = threadIdx.x % G;
@@ -83,7 +85,11 @@ __global__ void activation_kernel(const ActivationParams<T> p) {
           if constexpr (GATED) {
             y[i] = gated_act<A, kFast>(va, to_float(g[u].v[i]));
           } else {
-            y[i] = act<A, kFast>(va);
+            if constexpr (k1Mufu) {
+              y[i] = gelu_tanh_1mufu(va);
+            } else {
+              y[i] = act<A, kFast>(va);
+            }
           }
         }
         store_floats<T, VEC>(out + idx * VEC, y);
