@@ -245,3 +245,89 @@ def test_ltx_compile_fullgraph(backend, per_token):
         ref_block = block(h, enc, temb, rope)
         out_block = torch.compile(block, fullgraph=True)(h, enc, temb, rope)
     assert rel_err(out_block, ref_block) < FP32_RTOL
+
+
+# ---- FLUX --------------------------------------------------------------------------------------
+
+FLUX_H, FLUX_W, FLUX_TEXT = 4, 4, 6
+
+
+def tiny_flux():
+    """One double-stream and one single-stream block, 2 heads x 16 (rope axes 4 + 6 + 6),
+    random weights, non-trivial q/k norm weights; fp32 on the CPU."""
+    from diffusers import FluxTransformer2DModel
+
+    torch.manual_seed(0)
+    model = FluxTransformer2DModel(
+        patch_size=1, in_channels=8, num_layers=1, num_single_layers=1, attention_head_dim=16,
+        num_attention_heads=2, joint_attention_dim=32, pooled_projection_dim=16,
+        guidance_embeds=False, axes_dims_rope=(4, 6, 6),
+    ).eval()
+    for m in model.modules():
+        if type(m).__name__ == "RMSNorm" and getattr(m, "weight", None) is not None:
+            m.weight.data = 1 + 0.2 * torch.randn_like(m.weight)
+    return model
+
+
+def flux_inputs(dtype, device, batch: int = 2):
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(batch, FLUX_H * FLUX_W, 8, generator=g)
+    enc = torch.randn(batch, FLUX_TEXT, 32, generator=g)
+    pooled = torch.randn(batch, 16, generator=g)
+    t = torch.rand(batch, generator=g)
+    img_ids = torch.zeros(FLUX_H * FLUX_W, 3)
+    img_ids[:, 1] = torch.arange(FLUX_H).repeat_interleave(FLUX_W)
+    img_ids[:, 2] = torch.arange(FLUX_W).repeat(FLUX_H)
+    txt_ids = torch.zeros(FLUX_TEXT, 3)
+    args = tuple(a.to(device=device, dtype=dtype) for a in (x, enc, pooled, t))
+    kw = dict(img_ids=img_ids.to(device), txt_ids=txt_ids.to(device), return_dict=False)
+    return args, kw
+
+
+FLUX_CALLS = {
+    "::rms_norm_rope": 6,  # double block: q and k of text and image parts; single block: q, k
+    "::adaln": 4,  # AdaLayerNormZero x 2 (image, text), AdaLayerNormZeroSingle, output head
+    "::gelu_tanh": 3,  # feed-forward x 2 (image, text), single-stream MLP
+}
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_flux_matches_model(backend, dtype):
+    kernel = load_kernel(backend)
+    model = tiny_flux()
+    ref64 = copy.deepcopy(model).double().to(backend)
+    eager = copy.deepcopy(model).to(device=backend, dtype=dtype)
+    report = kernel.integrations.inject_flux(model)
+    model = model.to(device=backend, dtype=dtype)
+    kinds = kernel.integrations.diffusers.FLUX_KINDS
+    assert report.replaced == {kinds["adaln_zero"]: 2, kinds["attn"]: 2, kinds["gelu"]: 2,
+                               kinds["adaln_zero_single"]: 1, kinds["act_mlp"]: 1,
+                               kinds["adaln_continuous"]: 1}, report
+
+    args, kw = flux_inputs(dtype, backend)
+    out = run(model, args, kw)
+    ref = run(ref64, tuple(a.double() for a in args), {**kw, "img_ids": kw["img_ids"].double(),
+                                                       "txt_ids": kw["txt_ids"].double()})
+    err = rel_err(out, ref)
+    if dtype == torch.float32:
+        assert err < FP32_RTOL, f"relative error {err:.3g}"
+    else:  # see BF16_VS_EAGER
+        eager_err = rel_err(run(eager, args, kw), ref)
+        assert err <= BF16_VS_EAGER * eager_err, f"error {err:.3g}, eager bf16 {eager_err:.3g}"
+    calls = {op: count_ops(lambda: run(model, args, kw), op) for op in FLUX_CALLS}
+    assert calls == FLUX_CALLS
+
+
+@pytest.mark.slow
+def test_flux_compile_fullgraph(backend):
+    kernel = load_kernel(backend)
+    model = tiny_flux()
+    kernel.integrations.inject_flux(model)
+    model = model.to(backend)
+    args, kw = flux_inputs(torch.float32, backend)
+    ref = run(model, args, kw)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, fullgraph=True)
+    assert rel_err(run(compiled, args, kw), ref) < FP32_RTOL
+    assert count_ops(lambda: run(compiled, args, kw), "::rms_norm_rope") == 6

@@ -10,6 +10,6 @@ Inject before `enable_model_cpu_offload()`, `enable_group_offload()`, caching or
 parallelism: those wrap the forwards that are current when they are called.
 """
 
-from .diffusers import InjectionReport, inject_ltx_video
+from .diffusers import InjectionReport, inject_flux, inject_ltx_video
 
-__all__ = ["InjectionReport", "inject_ltx_video"]
+__all__ = ["InjectionReport", "inject_flux", "inject_ltx_video"]

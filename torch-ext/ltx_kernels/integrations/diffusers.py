@@ -395,3 +395,125 @@ def inject_ltx_video(transformer, *, verbose: bool = False) -> InjectionReport:
     if verbose:
         print(report)
     return report
+
+
+# ---- FLUX ------------------------------------------------------------------------------------
+
+
+def _flux_projections(attn, hidden_states, encoder_hidden_states):
+    """q, k, v of the image tokens and, when the attention has added projections and text is
+    given, of the text tokens (None otherwise); fused projections if the model fused them."""
+    if getattr(attn, "fused_projections", False):
+        q, k, v = attn.to_qkv(hidden_states).chunk(3, dim=-1)
+        eq = ek = ev = None
+        if encoder_hidden_states is not None and hasattr(attn, "to_added_qkv"):
+            eq, ek, ev = attn.to_added_qkv(encoder_hidden_states).chunk(3, dim=-1)
+        return q, k, v, eq, ek, ev
+    q, k, v = attn.to_q(hidden_states), attn.to_k(hidden_states), attn.to_v(hidden_states)
+    eq = ek = ev = None
+    if encoder_hidden_states is not None and attn.added_kv_proj_dim is not None:
+        eq = attn.add_q_proj(encoder_hidden_states)
+        ek = attn.add_k_proj(encoder_hidden_states)
+        ev = attn.add_v_proj(encoder_hidden_states)
+    return q, k, v, eq, ek, ev
+
+
+class FluxKernelAttnProcessor(_KernelAttnProcessor):
+    """diffusers' `FluxAttnProcessor` with each per-head q/k RMSNorm (`norm_q`, `norm_k`, and
+    `norm_added_q` / `norm_added_k` of the text tokens) fused with the interleaved rope that
+    follows it (`rms_norm_rope`, per head): the text and image tokens are normalized with
+    different weights and rotated by their own rows of the one rope table (text first, as
+    diffusers concatenates them), so each part is one fused op and the parts are concatenated
+    after. Without rope: `rms_norm` per head."""
+
+    def __call__(self, attn, hidden_states, encoder_hidden_states=None, attention_mask=None,
+                 image_rotary_emb=None):
+        query, key, value, eq, ek, ev = _flux_projections(attn, hidden_states,
+                                                          encoder_hidden_states)
+        query = query.unflatten(-1, (-1, attn.head_dim))
+        key = key.unflatten(-1, (-1, attn.head_dim))
+        value = value.unflatten(-1, (-1, attn.head_dim))
+        text = attn.added_kv_proj_dim is not None and eq is not None
+
+        def norm_rope(norm, x, rows):
+            if image_rotary_emb is None:
+                return _qk_norm(norm, x)
+            cos, sin = image_rotary_emb  # [S_text + S_image, Dh]
+            return _qk_norm_rope(norm, x, cos[rows, None, :], sin[rows, None, :], per_head=True)
+
+        if text:
+            n_text = eq.shape[1]
+            eq = eq.unflatten(-1, (-1, attn.head_dim))
+            ek = ek.unflatten(-1, (-1, attn.head_dim))
+            ev = ev.unflatten(-1, (-1, attn.head_dim))
+            text_rows, image_rows = slice(0, n_text), slice(n_text, None)
+            query = torch.cat([norm_rope(attn.norm_added_q, eq, text_rows),
+                               norm_rope(attn.norm_q, query, image_rows)], dim=1)
+            key = torch.cat([norm_rope(attn.norm_added_k, ek, text_rows),
+                             norm_rope(attn.norm_k, key, image_rows)], dim=1)
+            value = torch.cat([ev, value], dim=1)
+        else:
+            query = norm_rope(attn.norm_q, query, slice(None))
+            key = norm_rope(attn.norm_k, key, slice(None))
+
+        if self.attention_fn is not None:
+            hidden_states = self.attention_fn(query, key, value, attn_mask=attention_mask,
+                                              backend=self._attention_backend,
+                                              parallel_config=self._parallel_config)
+        else:
+            hidden_states = self._attention(query, key, value, attention_mask)
+        hidden_states = hidden_states.flatten(2, 3).to(query.dtype)
+
+        if encoder_hidden_states is not None:
+            encoder_hidden_states, hidden_states = hidden_states.split_with_sizes(
+                [encoder_hidden_states.shape[1],
+                 hidden_states.shape[1] - encoder_hidden_states.shape[1]], dim=1)
+            hidden_states = attn.to_out[0](hidden_states.contiguous())
+            hidden_states = attn.to_out[1](hidden_states)
+            encoder_hidden_states = attn.to_add_out(encoder_hidden_states.contiguous())
+            return hidden_states, encoder_hidden_states
+        return hidden_states
+
+
+FLUX_KINDS = {
+    "attn": "FluxAttention processor: per-head q/k norm + rope -> rms_norm_rope",
+    "adaln_zero": "AdaLayerNormZero -> adaln",
+    "adaln_zero_single": "AdaLayerNormZeroSingle -> adaln",
+    "adaln_continuous": "AdaLayerNormContinuous (output head) -> adaln",
+    "gelu": "GELU(tanh) feed-forward activation -> gelu_tanh",
+    "act_mlp": "nn.GELU(tanh) (single-stream MLP) -> gelu_tanh",
+}
+
+
+def inject_flux(transformer, *, verbose: bool = False) -> InjectionReport:
+    """Route a diffusers `FluxTransformer2DModel` (or a pipeline holding one) through the
+    kernels, in place: per-head q/k RMSNorm + rope of every `FluxAttention` (default processor
+    only) -> `rms_norm_rope`; `AdaLayerNormZero`, `AdaLayerNormZeroSingle` and the output
+    head's `AdaLayerNormContinuous` -> `adaln` (the `layers` forwards); the feed-forward's and
+    the single-stream MLP's tanh-GELU -> `gelu_tanh`. The blocks' residual and gating steps
+    stay in PyTorch (torch.compile fuses them). As `inject_ltx_video`: before offloading and
+    `torch.compile`; returns an `InjectionReport`."""
+    model = _unwrap(transformer)
+    report = InjectionReport(type(model).__name__)
+    layer_forwards = {
+        "AdaLayerNormZero": (AdaLayerNormZero.forward, FLUX_KINDS["adaln_zero"]),
+        "AdaLayerNormZeroSingle": (AdaLayerNormZeroSingle.forward, FLUX_KINDS["adaln_zero_single"]),
+        "AdaLayerNormContinuous": (AdaLayerNormContinuous.forward, FLUX_KINDS["adaln_continuous"]),
+    }
+    for m in model.modules():
+        cls = type(m).__name__
+        if cls == "FluxAttention":
+            _set_processor(m, FluxKernelAttnProcessor, "FluxAttnProcessor", report,
+                           FLUX_KINDS["attn"])
+        elif cls in layer_forwards:
+            fn, kind = layer_forwards[cls]
+            _set_forward(m, fn, report, kind)
+        elif _is_tanh_gelu_proj(m):
+            _set_forward(m, DiffusersGELU.forward, report, FLUX_KINDS["gelu"])
+        elif isinstance(m, nn.GELU) and m.approximate == "tanh":
+            _set_forward(m, GeluTanh.forward, report, FLUX_KINDS["act_mlp"])
+    if report.total == 0:
+        raise ValueError(f"inject_flux: no FLUX module in {type(model).__name__}")
+    if verbose:
+        print(report)
+    return report
