@@ -123,3 +123,40 @@ def test_kernelize_all_layers(backend, dtype, name):
     assert calls == {"::rms_norm": len(norms), "::rope_qk": layers, act_op: layers}
     err = ((out - ref).norm() / ref.norm()).item()
     assert err < LOGITS_RTOL[dtype], f"logits relative error {err:.3g}"
+
+
+def tiny_falcon(dtype, device, new_decoder_architecture):
+    from transformers import FalconConfig, FalconForCausalLM
+
+    cfg = FalconConfig(vocab_size=512, hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
+                       num_kv_heads=2, new_decoder_architecture=new_decoder_architecture,
+                       parallel_attn=True, bias=False)
+    torch.manual_seed(0)
+    model = FalconForCausalLM(cfg).to(device=device, dtype=dtype).eval()
+    for m in model.modules():  # non-trivial affine
+        if isinstance(m, torch.nn.LayerNorm):
+            m.weight.data = (1 + 0.2 * torch.randn_like(m.weight, dtype=torch.float32)).to(dtype)
+            m.bias.data = (0.1 * torch.randn_like(m.bias, dtype=torch.float32)).to(dtype)
+    return model
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("new_arch", [False, True], ids=["falcon_7b", "falcon_40b"])
+def test_patch_falcon_layernorm(backend, dtype, new_arch):
+    """Falcon's plain nn.LayerNorms (no hub decorator) through `patch_falcon_layernorm`: same
+    logits, one adaln call per LayerNorm (7B style: input_layernorm; 40B style: ln_attn, ln_mlp;
+    plus ln_f)."""
+    kernel = load_kernel(backend)
+    model = tiny_falcon(dtype, backend, new_arch)
+    ids = torch.randint(0, 512, (2, 24), device=backend)
+    with torch.no_grad():
+        ref = model(ids).logits.double()
+    n = kernel.integrations.patch_falcon_layernorm(model)
+    assert n == (2 if new_arch else 1) * model.config.num_hidden_layers + 1
+    with torch.no_grad():
+        out = model(ids).logits.double()
+        calls = count_ops(lambda: model(ids), "::adaln")
+    assert calls == n
+    err = ((out - ref).norm() / ref.norm()).item()
+    assert err < LOGITS_RTOL[dtype], f"logits relative error {err:.3g}"

@@ -11,5 +11,6 @@ parallelism: those wrap the forwards that are current when they are called.
 """
 
 from .diffusers import InjectionReport, inject_flux, inject_ltx_video
+from .transformers import patch_falcon_layernorm
 
-__all__ = ["InjectionReport", "inject_flux", "inject_ltx_video"]
+__all__ = ["InjectionReport", "inject_flux", "inject_ltx_video", "patch_falcon_layernorm"]
