@@ -12,6 +12,9 @@ from conftest import load_kernel
 # hub layer name (as transformers' decorators spell it) -> this package's layer class name
 LAYERS = {
     "RMSNorm": "RMSNorm",
+    "rotary_pos_emb": "RotaryPosEmb",
+    "SiLU": "SiLU",
+    "GeluTanh": "GeluTanh",
 }
 # Relative error of the logits (||a - b|| / ||b||): the layers round where transformers'
 # modules round, so what differs is fp32 rounding order (rsqrt, sums) carried through the model.
@@ -36,14 +39,28 @@ def count_ops(fn, op_suffix: str) -> int:
     return sum(e.count for e in prof.key_averages() if e.key.endswith(op_suffix))
 
 
-def tiny_llama(dtype, device):
+def tiny_llama(dtype, device, hidden_act="silu"):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     cfg = LlamaConfig(vocab_size=512, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-                      rms_norm_eps=1e-5)
+                      rms_norm_eps=1e-5, hidden_act=hidden_act)
+    return _init(LlamaForCausalLM(cfg), dtype, device)
+
+
+def tiny_qwen3(dtype, device):
+    """Qwen3: LlamaRMSNorm copies also as per-head q_norm / k_norm, GQA, head_dim 64."""
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    cfg = Qwen3Config(vocab_size=512, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, head_dim=64,
+                      max_position_embeddings=128, rms_norm_eps=1e-6)
+    return _init(Qwen3ForCausalLM(cfg), dtype, device)
+
+
+def _init(model, dtype, device):
     torch.manual_seed(0)
-    model = LlamaForCausalLM(cfg).to(device=device, dtype=dtype).eval()
+    model = model.to(device=device, dtype=dtype).eval()
     for m in model.modules():  # non-trivial norm weights
         if type(m).__name__.endswith("RMSNorm"):
             m.weight.data = (1 + 0.2 * torch.randn_like(m.weight, dtype=torch.float32)).to(dtype)
@@ -68,5 +85,78 @@ def test_kernelize_llama(backend, dtype):
         out = model(ids).logits.double()
         n = count_ops(lambda: model(ids), "::rms_norm")
     assert n == len(norms), f"{n} rms_norm kernel calls for {len(norms)} RMSNorm modules"
+    err = ((out - ref).norm() / ref.norm()).item()
+    assert err < LOGITS_RTOL[dtype], f"logits relative error {err:.3g}"
+
+
+# model -> (builder, activation kernel its MLP calls)
+MODELS = {
+    "llama": (tiny_llama, "::silu"),
+    "llama_gelu_tanh": (lambda dtype, device: tiny_llama(dtype, device, "gelu_pytorch_tanh"),
+                        "::gelu_tanh"),
+    "qwen3": (tiny_qwen3, "::silu"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_kernelize_all_layers(backend, dtype, name):
+    """Every layer this package maps for transformers at once (RMSNorm, rotary_pos_emb, SiLU,
+    GeluTanh): same logits, and each kernel runs where the model calls the layer."""
+    from kernels import Mode, kernelize, use_kernel_mapping
+
+    build, act_op = MODELS[name]
+    kernel = load_kernel(backend)
+    model = build(dtype, backend)
+    layers = model.config.num_hidden_layers
+    ids = torch.randint(0, 512, (2, 24), device=backend)
+    with torch.no_grad():
+        ref = model(ids).logits.double()
+    with use_kernel_mapping(kernel_mapping(kernel, backend)):
+        kernelize(model, mode=Mode.INFERENCE, device=backend)
+    norms = [m for m in model.modules() if type(m).__name__.endswith("RMSNorm")]
+    with torch.no_grad():
+        out = model(ids).logits.double()
+        calls = {op: count_ops(lambda: model(ids), op) for op in ("::rms_norm", "::rope_qk", act_op)}
+    # Qwen3's q_norm / k_norm are RMSNorms too, so len(norms) counts them.
+    assert calls == {"::rms_norm": len(norms), "::rope_qk": layers, act_op: layers}
+    err = ((out - ref).norm() / ref.norm()).item()
+    assert err < LOGITS_RTOL[dtype], f"logits relative error {err:.3g}"
+
+
+def tiny_falcon(dtype, device, new_decoder_architecture):
+    from transformers import FalconConfig, FalconForCausalLM
+
+    cfg = FalconConfig(vocab_size=512, hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
+                       num_kv_heads=2, new_decoder_architecture=new_decoder_architecture,
+                       parallel_attn=True, bias=False)
+    torch.manual_seed(0)
+    model = FalconForCausalLM(cfg).to(device=device, dtype=dtype).eval()
+    for m in model.modules():  # non-trivial affine
+        if isinstance(m, torch.nn.LayerNorm):
+            m.weight.data = (1 + 0.2 * torch.randn_like(m.weight, dtype=torch.float32)).to(dtype)
+            m.bias.data = (0.1 * torch.randn_like(m.bias, dtype=torch.float32)).to(dtype)
+    return model
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("new_arch", [False, True], ids=["falcon_7b", "falcon_40b"])
+def test_patch_falcon_layernorm(backend, dtype, new_arch):
+    """Falcon's plain nn.LayerNorms (no hub decorator) through `patch_falcon_layernorm`: same
+    logits, one adaln call per LayerNorm (7B style: input_layernorm; 40B style: ln_attn, ln_mlp;
+    plus ln_f)."""
+    kernel = load_kernel(backend)
+    model = tiny_falcon(dtype, backend, new_arch)
+    ids = torch.randint(0, 512, (2, 24), device=backend)
+    with torch.no_grad():
+        ref = model(ids).logits.double()
+    n = kernel.integrations.patch_falcon_layernorm(model)
+    assert n == (2 if new_arch else 1) * model.config.num_hidden_layers + 1
+    with torch.no_grad():
+        out = model(ids).logits.double()
+        calls = count_ops(lambda: model(ids), "::adaln")
+    assert calls == n
     err = ((out - ref).norm() / ref.norm()).item()
     assert err < LOGITS_RTOL[dtype], f"logits relative error {err:.3g}"

@@ -5,7 +5,7 @@ Load it with `kernels.get_kernel("<repo-id>", version=1)`; the ops are plain fun
 tensors, and `layers` holds drop-in modules for `kernels.kernelize`.
 """
 
-from . import layers
+from . import integrations, layers
 from ._ops import ops
 from .activation import geglu, gelu_tanh, silu, silu_and_mul
 from .adaln import adaln, gated_residual_adaln
@@ -18,6 +18,7 @@ __all__ = [
     "gated_residual_adaln",
     "geglu",
     "gelu_tanh",
+    "integrations",
     "layers",
     "ops",
     "rms_norm",

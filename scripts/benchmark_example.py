@@ -1,0 +1,371 @@
+#!/usr/bin/env python3
+"""End-to-end LTX-Video benchmark: the diffusers transformer at real size (random weights, no
+download) in a denoising loop with a flow-matching scheduler, with and without this package's
+kernels, with and without torch.compile.
+
+    python scripts/benchmark_example.py --num-frames 49 --height 512 --width 768 --cfg \\
+        --batch-size 1 --steps 10 --all-configs --json ltx.json      # the H200 target setup
+    python scripts/benchmark_example.py --model-size 13b --compile
+    python scripts/benchmark_example.py --model-size tiny --device cpu --dtype fp32 \\
+        --num-frames 9 --height 64 --width 64 --steps 2 --warmup-iterations 1   # smoke test
+
+Latent shape from the LTX VAE: frames (F - 1) / 8 + 1, height / 32, width / 32 (49 frames at
+768x512: 7 x 16 x 24 = 2688 tokens), 128 channels; the text is 128 prompt tokens (the
+pipeline's default max length). With `--cfg` the transformer sees the batch twice
+(unconditional + conditional), as the pipeline does.
+
+`--profile` adds a profiler breakdown of one step's device time: matrix products, attention,
+this package's kernels, and the rest (other elementwise / reduction kernels, copies), the part
+the kernels and torch.compile are meant to shrink.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import gc
+import json
+import math
+import re
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import DTYPES, Timer, default_device, device_name, load_kernel, sync  # noqa: E402
+
+# diffusers' LTXVideoTransformer3DModel configs. "2b" is the class's default config (LTX-Video
+# 0.9.x 2B); "13b" the LTX-Video 0.9.7 13B transformer (48 layers, 32 heads x 128 = 4096).
+MODEL_SIZES = {
+    "tiny": dict(num_layers=2, num_attention_heads=2, attention_head_dim=32,
+                 cross_attention_dim=64, caption_channels=64),
+    "2b": dict(num_layers=28, num_attention_heads=32, attention_head_dim=64,
+               cross_attention_dim=2048, caption_channels=4096),
+    "13b": dict(num_layers=48, num_attention_heads=32, attention_head_dim=128,
+                cross_attention_dim=4096, caption_channels=4096),
+}
+LATENT_CHANNELS = 128
+VAE_SPATIAL, VAE_TEMPORAL = 32, 8
+TEXT_TOKENS = 128
+FRAME_RATE = 25  # the pipeline's default; enters the rope interpolation scale
+
+CONFIGS = {  # name -> (kernels, compile)
+    "eager": (False, False),
+    "compile": (False, True),
+    "kernels": (True, False),
+    "kernels+compile": (True, True),
+}
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=__doc__.split("\n\n", 1)[1])
+    p.add_argument("--model-size", choices=list(MODEL_SIZES), default="2b")
+    p.add_argument("--use-optimized-kernels", action=argparse.BooleanOptionalAction,
+                   default=True, help="inject this package's kernels (default: yes)")
+    p.add_argument("--compile", action="store_true", help="torch.compile the transformer "
+                   "(after the injection when the kernels are used)")
+    p.add_argument("--compile-scope", choices=["model", "blocks"], default="model",
+                   help="compile the whole transformer, or each block (as diffusers' "
+                   "compile_repeated_blocks)")
+    p.add_argument("--compile-mode", default=None,
+                   help="torch.compile mode (e.g. max-autotune-no-cudagraphs)")
+    p.add_argument("--all-configs", action="store_true",
+                   help="run eager, compile, kernels and kernels+compile in one process")
+    p.add_argument("--compare", action="store_true",
+                   help="also run the eager baseline, for the speedup")
+    p.add_argument("--baseline-json", type=Path,
+                   help="a previous --json result whose eager entry is the speedup baseline")
+    p.add_argument("--batch-size", type=int, default=1)
+    p.add_argument("--num-frames", type=int, default=161)
+    p.add_argument("--height", type=int, default=512)
+    p.add_argument("--width", type=int, default=768)
+    p.add_argument("--steps", type=int, default=10, help="timed denoising steps")
+    p.add_argument("--warmup-iterations", type=int, default=2,
+                   help="untimed steps first (compilation happens here)")
+    p.add_argument("--cfg", action="store_true",
+                   help="classifier-free guidance: the transformer runs on 2x the batch")
+    p.add_argument("--guidance-scale", type=float, default=3.0)
+    p.add_argument("--device", default=default_device())
+    p.add_argument("--dtype", choices=list(DTYPES), default="bf16")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--profile", action="store_true",
+                   help="profiler breakdown of one step (per configuration)")
+    p.add_argument("--json", type=Path, help="write the results here")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    args = p.parse_args(argv)
+    if (args.num_frames - 1) % VAE_TEMPORAL:
+        p.error(f"--num-frames must be 8k + 1 (the VAE's temporal factor), got {args.num_frames}")
+    if args.height % VAE_SPATIAL or args.width % VAE_SPATIAL:
+        p.error(f"--height and --width must be multiples of {VAE_SPATIAL}")
+    return args
+
+
+def selected_configs(args):
+    if args.all_configs:
+        return list(CONFIGS)
+    name = {(False, False): "eager", (False, True): "compile", (True, False): "kernels",
+            (True, True): "kernels+compile"}[(args.use_optimized_kernels, args.compile)]
+    return (["eager"] if args.compare and name != "eager" else []) + [name]
+
+
+def latent_shape(args):
+    return ((args.num_frames - 1) // VAE_TEMPORAL + 1, args.height // VAE_SPATIAL,
+            args.width // VAE_SPATIAL)
+
+
+def build_transformer(args, dtype):
+    from diffusers import LTXVideoTransformer3DModel
+
+    torch.manual_seed(args.seed)
+    with torch.device(args.device):
+        model = LTXVideoTransformer3DModel(in_channels=LATENT_CHANNELS,
+                                           out_channels=LATENT_CHANNELS,
+                                           **MODEL_SIZES[args.model_size])
+    return model.to(dtype).eval().requires_grad_(False)
+
+
+def make_scheduler(num_tokens: int, steps: int, device):
+    """LTX-Video's scheduler: flow matching with a resolution-dependent shift (`mu`
+    interpolated between base and max shift over the token count, as the pipeline does)."""
+    from diffusers import FlowMatchEulerDiscreteScheduler
+
+    s = FlowMatchEulerDiscreteScheduler(use_dynamic_shifting=True, base_shift=0.95,
+                                        max_shift=2.05, base_image_seq_len=1024,
+                                        max_image_seq_len=4096)
+    m = (2.05 - 0.95) / (4096 - 1024)
+    mu = num_tokens * m + (0.95 - m * 1024)
+    sigmas = [1.0 - i / steps for i in range(steps)]
+    s.set_timesteps(sigmas=sigmas, mu=mu, device=device)
+    return s
+
+
+class Workload:
+    """The inputs of every step: latents (fp32, as the pipeline keeps them), prompt
+    embeddings and mask (padded prompt: the last quarter of the tokens masked out)."""
+
+    def __init__(self, args, dtype, caption_channels):
+        f, h, w = latent_shape(args)
+        self.f, self.h, self.w = f, h, w
+        self.tokens = f * h * w
+        g = torch.Generator(device="cpu").manual_seed(args.seed + 1)
+        batch = args.batch_size * (2 if args.cfg else 1)
+        self.latents = torch.randn(args.batch_size, self.tokens, LATENT_CHANNELS, generator=g)
+        self.text = torch.randn(batch, TEXT_TOKENS, caption_channels, generator=g)
+        self.mask = torch.ones(batch, TEXT_TOKENS)
+        self.mask[:, TEXT_TOKENS * 3 // 4:] = 0
+        self.latents = self.latents.to(args.device)
+        self.text = self.text.to(args.device, dtype)
+        self.mask = self.mask.to(args.device, dtype)
+        self.rope_scale = (VAE_TEMPORAL / FRAME_RATE, VAE_SPATIAL, VAE_SPATIAL)
+        self.cfg, self.guidance, self.dtype = args.cfg, args.guidance_scale, dtype
+
+    def step(self, model, scheduler, latents, t):
+        x = torch.cat([latents, latents]) if self.cfg else latents
+        noise = model(hidden_states=x.to(self.dtype), encoder_hidden_states=self.text,
+                      timestep=t.expand(x.shape[0]), encoder_attention_mask=self.mask,
+                      num_frames=self.f, height=self.h, width=self.w,
+                      rope_interpolation_scale=self.rope_scale, return_dict=False)[0].float()
+        if self.cfg:
+            uncond, cond = noise.chunk(2)
+            noise = uncond + self.guidance * (cond - uncond)
+        return scheduler.step(noise, t, latents, return_dict=False)[0]
+
+
+def progress(iterable, desc, args, total=None):
+    if args.no_progress:
+        return iterable
+    from tqdm import tqdm
+
+    return tqdm(iterable, desc=desc, total=total, leave=False, file=sys.stderr)
+
+
+def prepare(args, config, dtype):
+    """The transformer for one configuration, and the injection report (or None)."""
+    use_kernels, use_compile = CONFIGS[config]
+    model = build_transformer(args, dtype)
+    report = None
+    if use_kernels:
+        kernel = load_kernel(args.device)
+        report = kernel.integrations.inject_ltx_video(model)
+    if use_compile:
+        kw = dict(fullgraph=True, mode=args.compile_mode)
+        if args.compile_scope == "model":
+            model = torch.compile(model, **kw)
+        else:
+            for block in model.transformer_blocks:
+                block.compile(**kw)
+    return model, report
+
+
+def run_config(args, config, dtype):
+    model, report = prepare(args, config, dtype)
+    caption = MODEL_SIZES[args.model_size]["caption_channels"]
+    work = Workload(args, dtype, caption)
+    with torch.no_grad():
+        # warmup: its own scheduler, so the timed steps start from the first timestep
+        warm = make_scheduler(work.tokens, max(args.warmup_iterations, 1), args.device)
+        latents = work.latents.clone()
+        with Timer(args.device) as first:
+            for t in progress(warm.timesteps[: args.warmup_iterations], f"{config} warmup", args):
+                latents = work.step(model, warm, latents, t)
+        scheduler = make_scheduler(work.tokens, args.steps, args.device)
+        latents = work.latents.clone()
+        times = []
+        for t in progress(scheduler.timesteps, f"{config}", args):
+            with Timer(args.device) as step:
+                latents = work.step(model, scheduler, latents, t)
+            times.append(step.seconds)
+        assert torch.isfinite(latents).all(), f"{config}: non-finite latents"
+        breakdown = profile_step(model, work, args) if args.profile else None
+    ms = [1000 * s for s in times]
+    result = {
+        "config": config,
+        "ms_per_step_median": statistics.median(ms),
+        "ms_per_step_mean": statistics.fmean(ms),
+        "ms_per_step_min": min(ms),
+        "it_per_s": 1000 / statistics.median(ms),
+        "warmup_s": first.seconds,
+        "steps": len(ms),
+        "ms_per_step": ms,
+        "injection": dict(report.replaced) if report else None,
+        "peak_memory_gib": (torch.cuda.max_memory_allocated() / 2**30
+                            if torch.device(args.device).type == "cuda" else None),
+        "profile": breakdown,
+    }
+    del model
+    gc.collect()
+    if torch.device(args.device).type == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    torch._dynamo.reset()
+    return result
+
+
+# ---- profiler breakdown ------------------------------------------------------------------------
+
+# Device kernel name -> category (first match). cuBLAS / CUTLASS / nvjet GEMMs; flash / cuDNN /
+# memory-efficient attention; this package's kernels live in namespace ltx.
+CATEGORIES = [
+    ("ours", re.compile(r"\bltx::|_ltx_kernels_")),
+    ("attention", re.compile(r"flash|fmha|attention|attn|sdpa|cudnn", re.I)),
+    ("gemm", re.compile(r"gemm|cutlass|nvjet|xmma|cublas|matmul|\bmm\b|addmm|linear|splitk",
+                        re.I)),
+    ("copy", re.compile(r"memcpy|memset|copy|cat|direct_copy", re.I)),
+]
+
+
+def categorize(name: str) -> str:
+    for cat, pattern in CATEGORIES:
+        if pattern.search(name):
+            return cat
+    return "other elementwise / reduction"
+
+
+def profile_step(model, work, args):
+    """One denoising step under the profiler: device time per category (kernels on CUDA;
+    operators' self time on the CPU) and the largest kernels outside gemm / attention."""
+    from torch.profiler import ProfilerActivity, profile
+
+    cuda = torch.device(args.device).type == "cuda"
+    scheduler = make_scheduler(work.tokens, 1, args.device)
+    t = scheduler.timesteps[0]
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    sync(args.device)
+    with profile(activities=activities) as prof:
+        work.step(model, scheduler, work.latents.clone(), t)
+        sync(args.device)
+    per_name: dict[str, float] = {}
+    if cuda:
+        from torch.autograd import DeviceType
+
+        for e in prof.events():
+            if e.device_type == DeviceType.CUDA:
+                per_name[e.name] = per_name.get(e.name, 0.0) + e.time_range.elapsed_us()
+    else:  # leaf operators' self time (no kernel events on the CPU)
+        for e in prof.key_averages():
+            if e.self_cpu_time_total > 0 and "::" in e.key:
+                per_name[e.key] = per_name.get(e.key, 0.0) + e.self_cpu_time_total
+    total = sum(per_name.values()) or 1.0
+    cats: dict[str, float] = {}
+    for name, us in per_name.items():
+        cats[categorize(name)] = cats.get(categorize(name), 0.0) + us
+    outside = sorted(((us, n) for n, us in per_name.items()
+                      if categorize(n) not in ("gemm", "attention")), reverse=True)[:15]
+    return {
+        "unit": "device us" if cuda else "cpu self us",
+        "total_ms": total / 1000,
+        "categories_ms": {c: us / 1000 for c, us in sorted(cats.items(), key=lambda kv: -kv[1])},
+        "top_outside_gemm_attention": [{"name": n[:160], "ms": us / 1000} for us, n in outside],
+    }
+
+
+def print_profile(config, prof):
+    print(f"\n  profile of one step, {config} ({prof['unit']}), total {prof['total_ms']:.2f} ms:")
+    for cat, ms in prof["categories_ms"].items():
+        print(f"    {cat:32s} {ms:9.3f} ms  {100 * ms / prof['total_ms']:5.1f}%")
+    print("    largest outside gemm / attention:")
+    for k in prof["top_outside_gemm_attention"]:
+        print(f"      {k['ms']:8.3f} ms  {k['name'][:100]}")
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    dtype = DTYPES[args.dtype]
+    f, h, w = latent_shape(args)
+    tokens = f * h * w
+    batch = args.batch_size * (2 if args.cfg else 1)
+    header = {
+        "model_size": args.model_size,
+        "device": device_name(args.device),
+        "dtype": args.dtype,
+        "resolution": f"{args.width}x{args.height}",
+        "num_frames": args.num_frames,
+        "latent": [f, h, w],
+        "tokens": tokens,
+        "batch_size": args.batch_size,
+        "cfg": args.cfg,
+        "transformer_batch": batch,
+        "compile_scope": args.compile_scope,
+        "compile_mode": args.compile_mode,
+        "torch": torch.__version__,
+    }
+    print(f"LTX-Video {args.model_size} transformer on {header['device']}, {args.dtype}, "
+          f"{args.num_frames} frames {args.width}x{args.height} -> latent {f}x{h}x{w} = "
+          f"{tokens} tokens, batch {args.batch_size}{' x2 (CFG)' if args.cfg else ''}, "
+          f"{args.steps} steps after {args.warmup_iterations} warmup")
+    results = []
+    for config in selected_configs(args):
+        r = run_config(args, config, dtype)
+        results.append(r)
+        print(f"  {config:16s} {r['ms_per_step_median']:9.2f} ms/step (median; mean "
+              f"{r['ms_per_step_mean']:.2f}, min {r['ms_per_step_min']:.2f})  "
+              f"{r['it_per_s']:7.2f} it/s  warmup {r['warmup_s']:.1f} s")
+        for kind, n in (r["injection"] or {}).items():
+            print(f"    injected {n:3d} x {kind}")
+        if r["profile"]:
+            print_profile(config, r["profile"])
+
+    baseline = next((r["ms_per_step_median"] for r in results if r["config"] == "eager"), None)
+    if baseline is None and args.baseline_json:
+        prev = json.loads(args.baseline_json.read_text())
+        baseline = next((r["ms_per_step_median"] for r in prev["results"]
+                         if r["config"] == "eager"), None)
+        if baseline is None:
+            print(f"  (no eager entry in {args.baseline_json})")
+    if baseline is not None:
+        print("  speedup against eager:")
+        for r in results:
+            r["speedup_vs_eager"] = baseline / r["ms_per_step_median"]
+            print(f"    {r['config']:16s} {r['speedup_vs_eager']:.3f}x")
+    if args.json:
+        args.json.write_text(json.dumps({**header, "results": results}, indent=2))
+        print(f"  wrote {args.json}")
+    return results
+
+
+if __name__ == "__main__":
+    main()

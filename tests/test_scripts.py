@@ -1,0 +1,120 @@
+"""The scripts in scripts/ run end to end with tiny settings (subprocesses, as users run them):
+the LTX-Video and LLaMA benchmarks write sane JSON, the injection examples match the
+uninjected models, and the Hub example explains what to do when the Hub cannot be reached."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_ID, ROOT
+
+SCRIPTS = ROOT / "scripts"
+pytest.importorskip("diffusers")
+
+
+def run_script(name, *args, env=None, check=True, timeout=600):
+    env = {**os.environ, **(env or {})}
+    p = subprocess.run([sys.executable, str(SCRIPTS / name), *map(str, args)], env=env,
+                       capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{name} exited {p.returncode}\n{p.stdout}\n{p.stderr[-4000:]}")
+    return p
+
+
+@pytest.mark.parametrize("name", ["benchmark_example.py", "benchmark_transformers.py",
+                                  "ltx_kernel_injection_example.py",
+                                  "transformers_injection_example.py",
+                                  "huggingface_kernels_example.py"])
+def test_help(name):
+    assert "usage:" in run_script(name, "--help").stdout
+
+
+TINY_LTX = ["--model-size", "tiny", "--dtype", "fp32", "--num-frames", "9", "--height", "64",
+            "--width", "96", "--steps", "2", "--warmup-iterations", "1", "--no-progress"]
+
+
+@pytest.mark.kernels_ci
+def test_benchmark_example_tiny(backend, tmp_path):
+    out = tmp_path / "ltx.json"
+    p = run_script("benchmark_example.py", *TINY_LTX, "--device", backend, "--cfg", "--compare",
+                   "--profile", "--json", out)
+    data = json.loads(out.read_text())
+    assert data["latent"] == [2, 2, 3] and data["tokens"] == 12 and data["transformer_batch"] == 2
+    eager, kernels = data["results"]
+    assert (eager["config"], kernels["config"]) == ("eager", "kernels")
+    for r in (eager, kernels):
+        assert len(r["ms_per_step"]) == 2 and r["ms_per_step_median"] > 0
+        assert r["speedup_vs_eager"] > 0
+    assert eager["injection"] is None and sum(kernels["injection"].values()) == 9
+    assert "ours" in kernels["profile"]["categories_ms"]
+    assert "ours" not in eager["profile"]["categories_ms"]
+    assert "speedup against eager" in p.stdout and "it/s" in p.stdout
+
+
+@pytest.mark.slow
+def test_benchmark_example_kernels_compile(backend, tmp_path):
+    """--compile with --use-optimized-kernels (the fastest configuration) runs, whole model
+    and per block, against a baseline JSON for the speedup."""
+    base = tmp_path / "eager.json"
+    run_script("benchmark_example.py", *TINY_LTX, "--device", backend,
+               "--no-use-optimized-kernels", "--json", base)
+    for scope in ("model", "blocks"):
+        out = tmp_path / f"{scope}.json"
+        run_script("benchmark_example.py", *TINY_LTX, "--device", backend, "--compile",
+                   "--compile-scope", scope, "--baseline-json", base, "--json", out)
+        (r,) = json.loads(out.read_text())["results"]
+        assert r["config"] == "kernels+compile" and r["speedup_vs_eager"] > 0
+
+
+def test_benchmark_example_rejects_bad_frames():
+    p = run_script("benchmark_example.py", "--num-frames", "50", check=False)
+    assert p.returncode != 0 and "8k + 1" in p.stderr
+
+
+@pytest.mark.kernels_ci
+def test_benchmark_transformers_tiny(backend, tmp_path):
+    out = tmp_path / "llama.json"
+    run_script("benchmark_transformers.py", "--model-size", "tiny", "--device", backend,
+               "--dtype", "fp32", "--seq-len", "16", "--iterations", "2",
+               "--warmup-iterations", "1", "--configs", "eager,kernels", "--no-progress",
+               "--json", out)
+    data = json.loads(out.read_text())
+    assert [r["config"] for r in data["results"]] == ["eager", "kernels"]
+    assert all(r["tokens_per_s"] > 0 for r in data["results"])
+
+
+def test_ltx_kernel_injection_example(backend):
+    p = run_script("ltx_kernel_injection_example.py", "--device", backend, "--per-token-timesteps")
+    assert "9 replacements" in p.stdout
+    rel = float(p.stdout.rsplit("relative", 1)[1].split()[0])
+    assert rel < 1e-5
+
+
+def test_transformers_injection_example(backend):
+    p = run_script("transformers_injection_example.py", "--device", backend)
+    assert "kernelize: logits relative difference" in p.stdout
+    assert "'rms_norm': 5, 'rope_qk': 2, 'silu': 2" in p.stdout
+    assert "Falcon: 5 LayerNorms patched" in p.stdout
+    if backend == "cpu":  # transformers 5.22's KernelConfig knows no cpu device
+        assert "not supported on cpu" in p.stdout
+
+
+def test_huggingface_kernels_example_local():
+    p = run_script("huggingface_kernels_example.py", "--local", "--device", "cpu")
+    assert "has_kernel" in p.stdout and "True" in p.stdout and "rms_norm on cpu" in p.stdout
+
+
+def test_huggingface_kernels_example_no_hub():
+    """No LOCAL_KERNELS and the Hub unreachable (offline mode, so the test never touches the
+    network): a clear message and exit code 2, not a traceback."""
+    env = {k: v for k, v in os.environ.items() if k != "LOCAL_KERNELS"}
+    env["HF_HUB_OFFLINE"] = "1"
+    p = subprocess.run([sys.executable, str(SCRIPTS / "huggingface_kernels_example.py")],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "cannot reach the Hugging Face Hub" in p.stdout and f"LOCAL_KERNELS=\"{REPO_ID}=" in p.stdout
+    assert "Traceback" not in p.stderr

@@ -1,0 +1,519 @@
+"""Kernel injection for diffusers transformers (LTX-Video; FLUX), by class name.
+
+The package may not import diffusers, so modules are recognized by `type(m).__name__` and the
+replaced forwards are written against the diffusers sources they replace (diffusers 0.42:
+`models/transformers/transformer_ltx.py`, `transformer_flux.py`, `models/activations.py`).
+Forwards are replaced per instance (`module.forward = MethodType(...)`, as `kernels.kernelize`
+does) and attention goes through a processor object set with `attn.set_processor`, so nothing
+outside the one model changes, `torch.compile(fullgraph=True)` traces straight through (the ops
+are custom ops with fake impls), and no device is captured: the ops dispatch on the tensors'
+device, so the model may be moved or offloaded afterwards.
+
+Every replaced step keeps the module's own formula as a fallback for what the kernels do not
+compute in the module's dtype (a modulation in another dtype than the hidden states, a norm
+weight in another dtype, ...), so an injected model computes what the original does, with
+fewer roundings.
+"""
+
+import sys
+import types
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Tuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..adaln import adaln, gated_residual_adaln
+from ..layers.activation import DiffusersGELU, GeluTanh
+from ..layers.adaln import (
+    AdaLayerNormContinuous,
+    AdaLayerNormZero,
+    AdaLayerNormZeroSingle,
+    _norm_args,
+)
+from ..rms_norm import rms_norm
+from ..rope import rms_norm_rope
+
+
+@dataclass
+class InjectionReport:
+    """What an injection replaced: `replaced` maps a kind of replacement to its count; `notes`
+    says what was left alone and why."""
+
+    model: str
+    replaced: Dict[str, int] = field(default_factory=dict)
+    notes: List[str] = field(default_factory=list)
+
+    def add(self, kind: str, n: int = 1) -> None:
+        self.replaced[kind] = self.replaced.get(kind, 0) + n
+
+    @property
+    def total(self) -> int:
+        return sum(self.replaced.values())
+
+    def __str__(self) -> str:
+        lines = [f"ltx_kernels injection into {self.model}: {self.total} replacements"]
+        lines += [f"  {n:4d} x {kind}" for kind, n in self.replaced.items()]
+        lines += [f"  note: {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+# ---- shared helpers --------------------------------------------------------------------------
+
+_HOOKED = (
+    "{cls}: its forward is already wrapped (an offloading, caching or parallelism hook?); "
+    "inject the kernels before enable_model_cpu_offload(), enable_group_offload(), caching "
+    "or context parallelism"
+)
+
+
+def _unwrap(model):
+    """A pipeline's transformer, or a compiled module's original."""
+    if not isinstance(model, nn.Module) and isinstance(getattr(model, "transformer", None), nn.Module):
+        model = model.transformer
+    return getattr(model, "_orig_mod", model)
+
+
+def _set_forward(module: nn.Module, fn: Callable, report: InjectionReport, kind: str) -> None:
+    """Bind `fn` as `module`'s forward; a forward already bound by us is counted again, one
+    bound by someone else (a hook) is an error, since replacing it would drop the hook."""
+    current = module.__dict__.get("forward")
+    if current is not None and getattr(current, "__func__", None) is not fn:
+        raise RuntimeError(_HOOKED.format(cls=type(module).__name__))
+    module.forward = types.MethodType(fn, module)
+    report.add(kind)
+
+
+def _rows_ok(*ts: torch.Tensor) -> bool:
+    """The ops take rows with a stride but need the last dim contiguous."""
+    return all(t.size(-1) <= 1 or t.stride(-1) == 1 for t in ts)
+
+
+def _adaln_args(norm: nn.Module, x: torch.Tensor, scale: torch.Tensor):
+    """`(kind, weight, bias, eps)` for `adaln` when `norm` normalizes x's last dim and the
+    kernel gives the module's dtype (see `layers.adaln._norm_args`); else None."""
+    shape = getattr(norm, "normalized_shape", None) or getattr(norm, "dim", None)
+    if shape is not None and tuple(shape) != (x.shape[-1],):
+        return None
+    return _norm_args(norm, x, scale)
+
+
+def _modulated_norm(norm: nn.Module, x: torch.Tensor, scale: torch.Tensor,
+                    shift: torch.Tensor) -> torch.Tensor:
+    """`norm(x) * (1 + scale) + shift` through `adaln` where it gives the module's dtype."""
+    args = _adaln_args(norm, x, scale)
+    if args is None or shift.dtype != scale.dtype or not _rows_ok(x, scale, shift):
+        return norm(x) * (1 + scale) + shift
+    kind, weight, bias, eps = args
+    return adaln(x, scale, shift, norm=kind, weight=weight, bias=bias, eps=eps)
+
+
+def _residual_modulated_norm(norm: nn.Module, x: torch.Tensor, y: torch.Tensor,
+                             scale: torch.Tensor, shift: torch.Tensor
+                             ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """`x = x + y; h = norm(x) * (1 + scale) + shift`, both returned, in one pass
+    (`gated_residual_adaln` without a gate) where the kernel gives the module's dtypes."""
+    args = _adaln_args(norm, x, scale)
+    if (args is None or shift.dtype != scale.dtype or y.dtype != x.dtype or y.shape != x.shape
+            or not _rows_ok(x, y, scale, shift)):
+        x = x + y
+        return x, norm(x) * (1 + scale) + shift
+    kind, weight, bias, eps = args
+    return gated_residual_adaln(x, y, None, scale, shift, norm=kind, weight=weight, bias=bias,
+                                eps=eps)
+
+
+def _gated_add(x: torch.Tensor, y: torch.Tensor, gate: torch.Tensor) -> torch.Tensor:
+    """`x + y * gate`: one fused pass (`addcmul`, rounded once) when the dtypes agree."""
+    if x.dtype == y.dtype == gate.dtype:
+        return torch.addcmul(x, y, gate)
+    return x + y * gate
+
+
+def _rms_eps(norm: nn.Module, x: torch.Tensor) -> float:
+    # torch.nn.RMSNorm(eps=None) uses the dtype's machine epsilon.
+    return norm.eps if norm.eps is not None else torch.finfo(x.dtype).eps
+
+
+def _rms_norm_weight(norm: nn.Module, x: torch.Tensor, dim: int):
+    """`(True, weight)` when `norm` is an RMSNorm over the last `dim` elements (torch's or
+    diffusers') that the kernels compute in x's dtype; `(False, None)` otherwise."""
+    if type(norm).__name__ != "RMSNorm":
+        return False, None
+    shape = getattr(norm, "normalized_shape", None) or getattr(norm, "dim", None)
+    if shape is None or tuple(shape) != (dim,) or getattr(norm, "bias", None) is not None:
+        return False, None
+    w = norm.weight
+    if w is not None and (w.dtype != x.dtype or w.device != x.device):
+        return False, None
+    return True, w
+
+
+def _qk_norm(norm: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """LTX's `norm_q` / `norm_k` (`torch.nn.RMSNorm` across heads) without rope: `rms_norm`."""
+    ok, w = _rms_norm_weight(norm, x, x.shape[-1])
+    if not ok or not _rows_ok(x):
+        return norm(x)
+    return rms_norm(x, w, _rms_eps(norm, x))
+
+
+def _rope_interleaved(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """The eager interleaved rotation (pairs `(2i, 2i+1)`) in fp32, as diffusers computes it."""
+    pairs = x.unflatten(-1, (-1, 2))
+    rotated = torch.stack((-pairs[..., 1], pairs[..., 0]), dim=-1).flatten(-2)
+    return (x.float() * cos + rotated.float() * sin).to(x.dtype)
+
+
+def _rope_operands_ok(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> bool:
+    return (cos.dtype == sin.dtype and cos.dtype in (torch.float32, x.dtype)
+            and cos.device == x.device and sin.device == x.device
+            and cos.shape[-1] == x.shape[-1] and _rows_ok(x, cos, sin))
+
+
+def _qk_norm_rope(norm: nn.Module, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
+                  per_head: bool) -> torch.Tensor:
+    """`rope(norm(x))`, interleaved pairs, in one pass (`rms_norm_rope`): LTX (x `[B, S, H*D]`
+    normalized across heads) or per head (FLUX: x `[B, S, H, D]`, cos / sin `[S, 1, D]`)."""
+    ok, w = _rms_norm_weight(norm, x, x.shape[-1])
+    if not ok or not _rope_operands_ok(x, cos, sin):
+        return _rope_interleaved(norm(x), cos, sin)
+    return rms_norm_rope(x, w, cos, sin, _rms_eps(norm, x), interleaved=True, per_head=per_head)
+
+
+def _attention_fn(processor) -> Optional[Callable]:
+    """diffusers' `dispatch_attention_fn`, from the module that defines the model's processor
+    (already imported by the model; looked up, not imported), so that attention backends set
+    with `set_attention_backend` keep working. None: plain SDPA."""
+    return getattr(sys.modules.get(type(processor).__module__), "dispatch_attention_fn", None)
+
+
+class _KernelAttnProcessor:
+    """Base of the processors below: keeps the processor it replaces (`original`) and the
+    attention backend settings diffusers stores on processors."""
+
+    _attention_backend = None
+    _parallel_config = None
+
+    def __init__(self, original, attention_fn: Optional[Callable]):
+        self.original = original
+        self.attention_fn = attention_fn
+        for name in ("_attention_backend", "_parallel_config"):
+            value = getattr(original, name, None)
+            if value is not None:
+                setattr(self, name, value)
+
+    def _attention(self, query, key, value, attn_mask):
+        """q, k, v `[B, S, H, D]` -> `[B, S, H, D]`."""
+        if self.attention_fn is not None:
+            return self.attention_fn(query, key, value, attn_mask=attn_mask, dropout_p=0.0,
+                                     is_causal=False, backend=self._attention_backend,
+                                     parallel_config=self._parallel_config)
+        out = F.scaled_dot_product_attention(query.transpose(1, 2), key.transpose(1, 2),
+                                             value.transpose(1, 2), attn_mask=attn_mask)
+        return out.transpose(1, 2)
+
+
+def _set_processor(attn: nn.Module, make: Callable, expected: str, report: InjectionReport,
+                   kind: str) -> None:
+    current = getattr(attn, "processor", None)
+    if isinstance(current, _KernelAttnProcessor):
+        report.add(kind)
+        return
+    if type(current).__name__ != expected:
+        report.notes.append(f"{type(attn).__name__}: kept its processor "
+                            f"{type(current).__name__} (not diffusers' {expected})")
+        return
+    attn.set_processor(make(current, _attention_fn(current)))
+    report.add(kind)
+
+
+def _is_tanh_gelu_proj(m: nn.Module) -> bool:
+    """diffusers' `GELU(approximate="tanh")` (a projection then the activation), as in
+    `FeedForward(activation_fn="gelu-approximate")`; torch's `nn.GELU` has no `proj`."""
+    return (type(m).__name__ == "GELU" and isinstance(getattr(m, "proj", None), nn.Linear)
+            and getattr(m, "approximate", None) == "tanh")
+
+
+# ---- LTX-Video -------------------------------------------------------------------------------
+
+
+class LTXVideoKernelAttnProcessor(_KernelAttnProcessor):
+    """diffusers' `LTXVideoAttnProcessor` with `norm_q` / `norm_k` (`torch.nn.RMSNorm` across
+    heads) + interleaved rope fused (`rms_norm_rope`) when rope is given (self-attention), and
+    `rms_norm` otherwise (cross-attention)."""
+
+    def __call__(self, attn, hidden_states, encoder_hidden_states=None, attention_mask=None,
+                 image_rotary_emb=None):
+        batch_size, sequence_length, _ = (
+            hidden_states.shape if encoder_hidden_states is None else encoder_hidden_states.shape
+        )
+        if attention_mask is not None:
+            attention_mask = attn.prepare_attention_mask(attention_mask, sequence_length, batch_size)
+            attention_mask = attention_mask.view(batch_size, attn.heads, -1, attention_mask.shape[-1])
+        if encoder_hidden_states is None:
+            encoder_hidden_states = hidden_states
+
+        query = attn.to_q(hidden_states)
+        key = attn.to_k(encoder_hidden_states)
+        value = attn.to_v(encoder_hidden_states)
+        if image_rotary_emb is None:
+            query = _qk_norm(attn.norm_q, query)
+            key = _qk_norm(attn.norm_k, key)
+        else:
+            cos, sin = image_rotary_emb
+            query = _qk_norm_rope(attn.norm_q, query, cos, sin, per_head=False)
+            key = _qk_norm_rope(attn.norm_k, key, cos, sin, per_head=False)
+
+        query = query.unflatten(2, (attn.heads, -1))
+        key = key.unflatten(2, (attn.heads, -1))
+        value = value.unflatten(2, (attn.heads, -1))
+        hidden_states = self._attention(query, key, value, attention_mask)
+        hidden_states = hidden_states.flatten(2, 3).to(query.dtype)
+        hidden_states = attn.to_out[0](hidden_states)
+        return attn.to_out[1](hidden_states)
+
+
+def _ltx_block_forward(self, hidden_states, encoder_hidden_states, temb, image_rotary_emb=None,
+                       encoder_attention_mask=None):
+    """`LTXVideoTransformerBlock.forward`: norm1 + modulation -> `adaln`; `x + attn1 * gate`
+    and `x + ff * gate` -> `addcmul` (one pass); `x + attn2` then norm2 + modulation ->
+    `gated_residual_adaln`. The modulation (`scale_shift_table + temb`) is `[B, 1, D]` per
+    sample or `[B, S, D]` per token, views into one `[B, T, 6, D]` tensor (the kernels read
+    them by strides)."""
+    batch_size = hidden_states.size(0)
+    num_ada_params = self.scale_shift_table.shape[0]
+    ada_values = self.scale_shift_table[None, None].to(temb.device) + temb.reshape(
+        batch_size, temb.size(1), num_ada_params, -1
+    )
+    shift_msa, scale_msa, gate_msa, shift_mlp, scale_mlp, gate_mlp = ada_values.unbind(dim=2)
+
+    norm_hidden_states = _modulated_norm(self.norm1, hidden_states, scale_msa, shift_msa)
+    attn_hidden_states = self.attn1(hidden_states=norm_hidden_states, encoder_hidden_states=None,
+                                    image_rotary_emb=image_rotary_emb)
+    hidden_states = _gated_add(hidden_states, attn_hidden_states, gate_msa)
+
+    attn_hidden_states = self.attn2(hidden_states, encoder_hidden_states=encoder_hidden_states,
+                                    image_rotary_emb=None, attention_mask=encoder_attention_mask)
+    hidden_states, norm_hidden_states = _residual_modulated_norm(
+        self.norm2, hidden_states, attn_hidden_states, scale_mlp, shift_mlp)
+
+    ff_output = self.ff(norm_hidden_states)
+    return _gated_add(hidden_states, ff_output, gate_mlp)
+
+
+def _ltx_transformer_forward(self, hidden_states, encoder_hidden_states, timestep,
+                             encoder_attention_mask, num_frames=None, height=None, width=None,
+                             rope_interpolation_scale=None, video_coords=None,
+                             attention_kwargs=None, return_dict=True):
+    """`LTXVideoTransformer3DModel.forward` with the output head (LayerNorm without affine, then
+    `* (1 + scale) + shift`) in one `adaln(norm="layer")`. A LoRA scale in `attention_kwargs`
+    or gradient checkpointing in training run diffusers' own forward (with the injected
+    blocks), which handles them."""
+    lora_scale = attention_kwargs.get("scale", 1.0) if attention_kwargs else 1.0
+    if lora_scale != 1.0 or (torch.is_grad_enabled() and self.gradient_checkpointing):
+        return type(self).forward(self, hidden_states, encoder_hidden_states, timestep,
+                                  encoder_attention_mask, num_frames, height, width,
+                                  rope_interpolation_scale, video_coords,
+                                  attention_kwargs=attention_kwargs, return_dict=return_dict)
+
+    image_rotary_emb = self.rope(hidden_states, num_frames, height, width,
+                                 rope_interpolation_scale, video_coords)
+    if encoder_attention_mask is not None and encoder_attention_mask.ndim == 2:
+        encoder_attention_mask = (1 - encoder_attention_mask.to(hidden_states.dtype)) * -10000.0
+        encoder_attention_mask = encoder_attention_mask.unsqueeze(1)
+
+    batch_size = hidden_states.size(0)
+    hidden_states = self.proj_in(hidden_states)
+    temb, embedded_timestep = self.time_embed(timestep.flatten(), batch_size=batch_size,
+                                              hidden_dtype=hidden_states.dtype)
+    temb = temb.view(batch_size, -1, temb.size(-1))
+    embedded_timestep = embedded_timestep.view(batch_size, -1, embedded_timestep.size(-1))
+    encoder_hidden_states = self.caption_projection(encoder_hidden_states)
+    encoder_hidden_states = encoder_hidden_states.view(batch_size, -1, hidden_states.size(-1))
+
+    for block in self.transformer_blocks:
+        hidden_states = block(hidden_states=hidden_states,
+                              encoder_hidden_states=encoder_hidden_states, temb=temb,
+                              image_rotary_emb=image_rotary_emb,
+                              encoder_attention_mask=encoder_attention_mask)
+
+    scale_shift_values = self.scale_shift_table[None, None] + embedded_timestep[:, :, None]
+    shift, scale = scale_shift_values[:, :, 0], scale_shift_values[:, :, 1]
+    hidden_states = _modulated_norm(self.norm_out, hidden_states, scale, shift)
+    output = self.proj_out(hidden_states)
+    if not return_dict:
+        return (output,)
+    return self._ltx_kernels_output_cls(sample=output)
+
+
+LTX_KINDS = {
+    "block": "LTXVideoTransformerBlock: norm1/norm2 + modulation -> adaln / gated_residual_adaln",
+    "attn": "LTXAttention processor: norm_q/norm_k + rope -> rms_norm_rope (rms_norm without rope)",
+    "gelu": "GELU(tanh) feed-forward activation -> gelu_tanh",
+    "head": "output head: LayerNorm + modulation -> adaln(norm='layer')",
+}
+
+
+def inject_ltx_video(transformer, *, verbose: bool = False) -> InjectionReport:
+    """Route a diffusers `LTXVideoTransformer3DModel` (or a pipeline holding one) through the
+    kernels, in place:
+
+    - each `LTXVideoTransformerBlock`: norm1 + modulation -> `adaln`; the attn2 residual and
+      norm2 + modulation -> `gated_residual_adaln`; the gated residuals -> one `addcmul`;
+    - each `LTXAttention` (default processor only): `norm_q` / `norm_k` + rope ->
+      `rms_norm_rope` (across heads, interleaved) with rope, `rms_norm` without (attn2);
+    - each feed-forward `GELU(approximate="tanh")` -> `gelu_tanh`;
+    - the output head: LayerNorm + `* (1 + scale) + shift` -> `adaln(norm="layer")`.
+
+    Weight-less norms, per-sample (`temb` `[B, 1, ...]`) and per-token (`[B, S, ...]`)
+    timesteps are handled. Call it before `enable_model_cpu_offload()` and before
+    `torch.compile`. Calling it again is harmless. Returns an `InjectionReport` (printed when
+    `verbose`); raises ValueError when the model holds no LTX-Video module.
+    """
+    model = _unwrap(transformer)
+    report = InjectionReport(type(model).__name__)
+    for m in model.modules():
+        cls = type(m).__name__
+        if cls == "LTXVideoTransformerBlock":
+            _set_forward(m, _ltx_block_forward, report, LTX_KINDS["block"])
+        elif cls == "LTXAttention":
+            _set_processor(m, LTXVideoKernelAttnProcessor, "LTXVideoAttnProcessor", report,
+                           LTX_KINDS["attn"])
+        elif _is_tanh_gelu_proj(m):
+            _set_forward(m, DiffusersGELU.forward, report, LTX_KINDS["gelu"])
+    if type(model).__name__ == "LTXVideoTransformer3DModel":
+        out_cls = getattr(sys.modules.get(type(model).__module__), "Transformer2DModelOutput", None)
+        if out_cls is None:
+            report.notes.append("output head kept: Transformer2DModelOutput not found next to "
+                                "the model class")
+        else:
+            model._ltx_kernels_output_cls = out_cls
+            _set_forward(model, _ltx_transformer_forward, report, LTX_KINDS["head"])
+    if report.total == 0:
+        raise ValueError(f"inject_ltx_video: no LTX-Video module in {type(model).__name__}")
+    if verbose:
+        print(report)
+    return report
+
+
+# ---- FLUX ------------------------------------------------------------------------------------
+
+
+def _flux_projections(attn, hidden_states, encoder_hidden_states):
+    """q, k, v of the image tokens and, when the attention has added projections and text is
+    given, of the text tokens (None otherwise); fused projections if the model fused them."""
+    if getattr(attn, "fused_projections", False):
+        q, k, v = attn.to_qkv(hidden_states).chunk(3, dim=-1)
+        eq = ek = ev = None
+        if encoder_hidden_states is not None and hasattr(attn, "to_added_qkv"):
+            eq, ek, ev = attn.to_added_qkv(encoder_hidden_states).chunk(3, dim=-1)
+        return q, k, v, eq, ek, ev
+    q, k, v = attn.to_q(hidden_states), attn.to_k(hidden_states), attn.to_v(hidden_states)
+    eq = ek = ev = None
+    if encoder_hidden_states is not None and attn.added_kv_proj_dim is not None:
+        eq = attn.add_q_proj(encoder_hidden_states)
+        ek = attn.add_k_proj(encoder_hidden_states)
+        ev = attn.add_v_proj(encoder_hidden_states)
+    return q, k, v, eq, ek, ev
+
+
+class FluxKernelAttnProcessor(_KernelAttnProcessor):
+    """diffusers' `FluxAttnProcessor` with each per-head q/k RMSNorm (`norm_q`, `norm_k`, and
+    `norm_added_q` / `norm_added_k` of the text tokens) fused with the interleaved rope that
+    follows it (`rms_norm_rope`, per head): the text and image tokens are normalized with
+    different weights and rotated by their own rows of the one rope table (text first, as
+    diffusers concatenates them), so each part is one fused op and the parts are concatenated
+    after. Without rope: `rms_norm` per head."""
+
+    def __call__(self, attn, hidden_states, encoder_hidden_states=None, attention_mask=None,
+                 image_rotary_emb=None):
+        query, key, value, eq, ek, ev = _flux_projections(attn, hidden_states,
+                                                          encoder_hidden_states)
+        query = query.unflatten(-1, (-1, attn.head_dim))
+        key = key.unflatten(-1, (-1, attn.head_dim))
+        value = value.unflatten(-1, (-1, attn.head_dim))
+        text = attn.added_kv_proj_dim is not None and eq is not None
+
+        def norm_rope(norm, x, rows):
+            if image_rotary_emb is None:
+                return _qk_norm(norm, x)
+            cos, sin = image_rotary_emb  # [S_text + S_image, Dh]
+            return _qk_norm_rope(norm, x, cos[rows, None, :], sin[rows, None, :], per_head=True)
+
+        if text:
+            n_text = eq.shape[1]
+            eq = eq.unflatten(-1, (-1, attn.head_dim))
+            ek = ek.unflatten(-1, (-1, attn.head_dim))
+            ev = ev.unflatten(-1, (-1, attn.head_dim))
+            text_rows, image_rows = slice(0, n_text), slice(n_text, None)
+            query = torch.cat([norm_rope(attn.norm_added_q, eq, text_rows),
+                               norm_rope(attn.norm_q, query, image_rows)], dim=1)
+            key = torch.cat([norm_rope(attn.norm_added_k, ek, text_rows),
+                             norm_rope(attn.norm_k, key, image_rows)], dim=1)
+            value = torch.cat([ev, value], dim=1)
+        else:
+            query = norm_rope(attn.norm_q, query, slice(None))
+            key = norm_rope(attn.norm_k, key, slice(None))
+
+        if self.attention_fn is not None:
+            hidden_states = self.attention_fn(query, key, value, attn_mask=attention_mask,
+                                              backend=self._attention_backend,
+                                              parallel_config=self._parallel_config)
+        else:
+            hidden_states = self._attention(query, key, value, attention_mask)
+        hidden_states = hidden_states.flatten(2, 3).to(query.dtype)
+
+        if encoder_hidden_states is not None:
+            encoder_hidden_states, hidden_states = hidden_states.split_with_sizes(
+                [encoder_hidden_states.shape[1],
+                 hidden_states.shape[1] - encoder_hidden_states.shape[1]], dim=1)
+            hidden_states = attn.to_out[0](hidden_states.contiguous())
+            hidden_states = attn.to_out[1](hidden_states)
+            encoder_hidden_states = attn.to_add_out(encoder_hidden_states.contiguous())
+            return hidden_states, encoder_hidden_states
+        return hidden_states
+
+
+FLUX_KINDS = {
+    "attn": "FluxAttention processor: per-head q/k norm + rope -> rms_norm_rope",
+    "adaln_zero": "AdaLayerNormZero -> adaln",
+    "adaln_zero_single": "AdaLayerNormZeroSingle -> adaln",
+    "adaln_continuous": "AdaLayerNormContinuous (output head) -> adaln",
+    "gelu": "GELU(tanh) feed-forward activation -> gelu_tanh",
+    "act_mlp": "nn.GELU(tanh) (single-stream MLP) -> gelu_tanh",
+}
+
+
+def inject_flux(transformer, *, verbose: bool = False) -> InjectionReport:
+    """Route a diffusers `FluxTransformer2DModel` (or a pipeline holding one) through the
+    kernels, in place: per-head q/k RMSNorm + rope of every `FluxAttention` (default processor
+    only) -> `rms_norm_rope`; `AdaLayerNormZero`, `AdaLayerNormZeroSingle` and the output
+    head's `AdaLayerNormContinuous` -> `adaln` (the `layers` forwards); the feed-forward's and
+    the single-stream MLP's tanh-GELU -> `gelu_tanh`. The blocks' residual and gating steps
+    stay in PyTorch (torch.compile fuses them). As `inject_ltx_video`: before offloading and
+    `torch.compile`; returns an `InjectionReport`."""
+    model = _unwrap(transformer)
+    report = InjectionReport(type(model).__name__)
+    layer_forwards = {
+        "AdaLayerNormZero": (AdaLayerNormZero.forward, FLUX_KINDS["adaln_zero"]),
+        "AdaLayerNormZeroSingle": (AdaLayerNormZeroSingle.forward, FLUX_KINDS["adaln_zero_single"]),
+        "AdaLayerNormContinuous": (AdaLayerNormContinuous.forward, FLUX_KINDS["adaln_continuous"]),
+    }
+    for m in model.modules():
+        cls = type(m).__name__
+        if cls == "FluxAttention":
+            _set_processor(m, FluxKernelAttnProcessor, "FluxAttnProcessor", report,
+                           FLUX_KINDS["attn"])
+        elif cls in layer_forwards:
+            fn, kind = layer_forwards[cls]
+            _set_forward(m, fn, report, kind)
+        elif _is_tanh_gelu_proj(m):
+            _set_forward(m, DiffusersGELU.forward, report, FLUX_KINDS["gelu"])
+        elif isinstance(m, nn.GELU) and m.approximate == "tanh":
+            _set_forward(m, GeluTanh.forward, report, FLUX_KINDS["act_mlp"])
+    if report.total == 0:
+        raise ValueError(f"inject_flux: no FLUX module in {type(model).__name__}")
+    if verbose:
+        print(report)
+    return report
