@@ -41,6 +41,17 @@ def _norm_args(norm: nn.Module, x: torch.Tensor, mod: torch.Tensor):
     return kind, weight, bias, eps
 
 
+def _norm_modulate(norm: nn.Module, x: torch.Tensor, scale: torch.Tensor, shift: torch.Tensor,
+                   mod: torch.Tensor) -> torch.Tensor:
+    """`norm(x) * (1 + scale) + shift` (scale/shift already broadcastable to x): one `adaln`
+    pass where `_norm_args` allows it, else the module's own formula."""
+    args = _norm_args(norm, x, mod)
+    if args is None:
+        return norm(x) * (1 + scale) + shift
+    kind, w, b, eps = args
+    return adaln(x, scale, shift, norm=kind, weight=w, bias=b, eps=eps)
+
+
 class AdaLayerNormZero(nn.Module):
     """diffusers' `AdaLayerNormZero` (DiT, FLUX double-stream and SD3 joint blocks):
     `norm(x) * (1 + scale_msa[:, None]) + shift_msa[:, None]` with the six modulation chunks of
@@ -66,13 +77,7 @@ class AdaLayerNormZero(nn.Module):
             emb = self.emb(timestep, class_labels, hidden_dtype=hidden_dtype)
         emb = self.linear(self.silu(emb))
         shift_msa, scale_msa, gate_msa, shift_mlp, scale_mlp, gate_mlp = emb.chunk(6, dim=1)
-        args = _norm_args(self.norm, x, emb)
-        if args is None:
-            x = self.norm(x) * (1 + scale_msa[:, None]) + shift_msa[:, None]
-        else:
-            kind, w, b, eps = args
-            x = adaln(x, scale_msa[:, None], shift_msa[:, None], norm=kind, weight=w, bias=b,
-                      eps=eps)
+        x = _norm_modulate(self.norm, x, scale_msa[:, None], shift_msa[:, None], emb)
         return x, gate_msa, shift_mlp, scale_mlp, gate_mlp
 
 
@@ -94,13 +99,7 @@ class AdaLayerNormZeroSingle(nn.Module):
     ) -> Tuple[torch.Tensor, torch.Tensor]:
         emb = self.linear(self.silu(emb))
         shift_msa, scale_msa, gate_msa = emb.chunk(3, dim=1)
-        args = _norm_args(self.norm, x, emb)
-        if args is None:
-            x = self.norm(x) * (1 + scale_msa[:, None]) + shift_msa[:, None]
-        else:
-            kind, w, b, eps = args
-            x = adaln(x, scale_msa[:, None], shift_msa[:, None], norm=kind, weight=w, bias=b,
-                      eps=eps)
+        x = _norm_modulate(self.norm, x, scale_msa[:, None], shift_msa[:, None], emb)
         return x, gate_msa
 
 
@@ -119,9 +118,4 @@ class AdaLayerNormContinuous(nn.Module):
     def forward(self, x: torch.Tensor, conditioning_embedding: torch.Tensor) -> torch.Tensor:
         emb = self.linear(self.silu(conditioning_embedding).to(x.dtype))
         scale, shift = torch.chunk(emb, 2, dim=1)
-        args = _norm_args(self.norm, x, emb)
-        if args is None:
-            return self.norm(x) * (1 + scale)[:, None, :] + shift[:, None, :]
-        kind, w, b, eps = args
-        return adaln(x, scale[:, None, :], shift[:, None, :], norm=kind, weight=w, bias=b,
-                     eps=eps)
+        return _norm_modulate(self.norm, x, scale[:, None, :], shift[:, None, :], emb)
