@@ -2,6 +2,8 @@
 norm and the DESIGN.md hidden sizes, with scale / shift / gate broadcast per tensor, per sample
 and per token; LTX-Video's own shapes and strided views; opcheck; torch.compile; bad inputs."""
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -550,18 +552,19 @@ def test_layers_through_kernelize(backend):
     """The layers as `kernels.kernelize` installs them: attached to the diffusers classes with
     `replace_kernel_forward_from_hub`, mapped to this checkout's build, validated by kernels
     (no state, the forward signatures of the classes they replace)."""
-    if backend == "cpu" and torch.version.cuda:
-        pytest.skip("the local build's default variant is the CUDA one on a CUDA torch")
     from diffusers.models import normalization as dn
     from kernels import (LocalLayerRepository, Mode, kernelize, replace_kernel_forward_from_hub,
                          use_kernel_mapping)
 
-    from conftest import ROOT
+    from conftest import load_kernel
 
     names = ["AdaLayerNormZero", "AdaLayerNormZeroSingle", "AdaLayerNormContinuous"]
     for name in names:
         replace_kernel_forward_from_hub(getattr(dn, name), name)
-    mapping = {name: {backend: LocalLayerRepository(repo_path=ROOT, layer_name=name)}
+    # The exact build variant of this backend (on a CUDA torch the checkout's default variant
+    # would be the CUDA one, also for the CPU backend).
+    variant = Path(load_kernel(backend).__file__).parent
+    mapping = {name: {backend: LocalLayerRepository(repo_path=variant, layer_name=name)}
                for name in names}
     D = 128
     model = torch.nn.ModuleList(

@@ -3,6 +3,8 @@ pair layout and the DESIGN.md shape list; each target model's real layout and ro
 (transformers LLaMA, diffusers LTX-Video and FLUX); partial rotary; broadcast cos / sin;
 opcheck; torch.compile; bad inputs; the transformers layer, through kernelize."""
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -564,13 +566,9 @@ def test_layer_kernelize_llama(backend, kernel, device):
     layer (LocalLayerRepository on this checkout: LayerRepository would ask the Hub for the
     version's revision): the model's apply_rotary_pos_emb now runs the kernel, and the logits
     match the eager model's."""
-    if backend == "cpu" and torch.version.cuda:
-        pytest.skip("a local repository loads the CUDA variant on a CUDA build of torch")
     from kernels import LocalLayerRepository, Mode, kernelize, use_kernel_mapping
     from transformers import LlamaConfig, LlamaForCausalLM
     from transformers.models.llama import modeling_llama
-
-    from conftest import ROOT
 
     cfg = LlamaConfig(vocab_size=128, hidden_size=128, intermediate_size=256,
                       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -584,7 +582,10 @@ def test_layer_kernelize_llama(backend, kernel, device):
     fn = modeling_llama.apply_rotary_pos_emb
     mapping = {
         "rotary_pos_emb": {
-            device.type: LocalLayerRepository(repo_path=ROOT, layer_name="RotaryPosEmb")
+            # the exact variant loaded for this backend (on a CUDA torch the checkout's default
+            # variant is the CUDA one, also for the CPU backend)
+            device.type: LocalLayerRepository(repo_path=Path(kernel.__file__).parent,
+                                              layer_name="RotaryPosEmb")
         }
     }
     try:
