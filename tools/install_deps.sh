@@ -7,10 +7,16 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+# pip, quietly: this workplace's pip config lists local indexes that do not exist everywhere,
+# and pip warns about each of them once per package.
+pip_install() {
+  $PY -m pip install -q "$@" 2>&1 | grep -v "is ignored: it is neither a file nor a directory"
+  return "${PIPESTATUS[0]}"
+}
 
 if ! $PY -c "import torch" 2>/dev/null; then
   echo "install_deps: installing torch==2.13.0 (CPU build)"
-  $PY -m pip install -q torch==2.13.0 || { echo "install_deps: torch install failed" >&2; exit 1; }
+  pip_install torch==2.13.0 || { echo "install_deps: torch install failed" >&2; exit 1; }
 fi
 
 missing=$($PY - <<'PYEOF'
@@ -32,7 +38,7 @@ PYEOF
 )
 if [[ -n "$missing" ]]; then
   echo "install_deps: installing $missing"
-  $PY -m pip install -q $missing || { echo "install_deps: pip install failed for: $missing" >&2; exit 1; }
+  pip_install $missing || { echo "install_deps: pip install failed for: $missing" >&2; exit 1; }
 fi
 
 if ! command -v nix-instantiate >/dev/null 2>&1; then
