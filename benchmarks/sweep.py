@@ -33,6 +33,7 @@ import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parent.parent
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+DEVICE = "cuda"  # where the cases allocate (tests build every case on the CPU to check them)
 
 
 def load_kernel():
@@ -70,7 +71,7 @@ def bench(fn: Callable[[], object], graph: bool = True) -> float:
 
 def copy_bandwidth() -> float:
     """GB/s of a 1 GiB device-to-device copy, counting bytes read plus bytes written."""
-    src = torch.empty(2**30, dtype=torch.uint8, device="cuda")
+    src = torch.empty(2**30, dtype=torch.uint8, device=DEVICE)
     src.random_()
     dst = torch.empty_like(src)
     t = bench(lambda: dst.copy_(src), graph=False)
@@ -119,8 +120,8 @@ def eager_llama_rms_norm(x, w, eps):
 def rms_norm_case(k, lf, shape, dtype_name) -> Case:
     dtype = DTYPES[dtype_name]
     *lead, D = shape
-    x = torch.randn(shape, dtype=dtype, device="cuda")
-    w = (1 + 0.1 * torch.randn(D, device="cuda")).to(dtype)
+    x = torch.randn(shape, dtype=dtype, device=DEVICE)
+    w = (1 + 0.1 * torch.randn(D, device=DEVICE)).to(dtype)
     eps = 1e-6
     nbytes = 2 * x.numel() * x.element_size() + w.numel() * w.element_size()
     impls = {
@@ -137,7 +138,7 @@ def rms_norm_case(k, lf, shape, dtype_name) -> Case:
 
 
 def rnd(shape, dtype, scale=1.0):
-    return scale * torch.randn(shape, dtype=torch.float32, device="cuda").to(dtype)
+    return scale * torch.randn(shape, dtype=torch.float32, device=DEVICE).to(dtype)
 
 
 def eager_fused_add_rms_norm(x, r, w, eps):
@@ -274,7 +275,7 @@ def rope_case(k, lf, shape, dt) -> Case:
     dtype = DTYPES[dt]
     B, H, S, D = shape
     q, kk = rnd(shape, dtype), rnd(shape, dtype)
-    ang = torch.rand(B, S, D // 2, device="cuda") * 6.28
+    ang = torch.rand(B, S, D // 2, device=DEVICE) * 6.28
     emb = torch.cat((ang, ang), dim=-1)
     cos, sin = emb.cos().to(dtype), emb.sin().to(dtype)
     es = q.element_size()
@@ -304,7 +305,7 @@ def rms_norm_rope_case(k, lf, shape, dt) -> Case:
     dtype = DTYPES[dt]
     B, S, D = shape
     x, w = rnd(shape, dtype), rnd(D, dtype, 0.1) + 1
-    ang = torch.rand(B, S, D // 2, device="cuda") * 6.28
+    ang = torch.rand(B, S, D // 2, device=DEVICE) * 6.28
     cos = ang.cos().repeat_interleave(2, -1)
     sin = ang.sin().repeat_interleave(2, -1)
     nbytes = 2 * x.numel() * x.element_size() + 2 * cos.numel() * 4 + D * w.element_size()

@@ -1,0 +1,63 @@
+"""The benchmark harnesses stay in step with the ops: every case of benchmarks/sweep.py is built
+on small shapes on the CPU, its correctness check passes and every implementation runs; every
+`kernels benchmark` workload in benchmarks/benchmark_<op>.py verifies against its reference."""
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import ROOT, load_kernel
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+SMALL = {
+    "rms_norm": (1, 8, 256), "fused_add_rms_norm": (1, 8, 256), "adaln": (2, 8, 256),
+    "adaln_per_token": (2, 8, 256), "gated_residual_adaln": (2, 8, 256),
+    "gelu_tanh": (2, 8, 256), "geglu": (2, 8, 512), "silu_and_mul": (1, 8, 512),
+    "rope_qk": (1, 4, 8, 64), "rms_norm_rope": (2, 8, 256),
+}
+
+
+def rel_err(got, want):
+    got = got[0] if isinstance(got, tuple) else got
+    want = want[0] if isinstance(want, tuple) else want
+    return ((got.double() - want.double()).norm() / want.double().norm()).item()
+
+
+@pytest.mark.parametrize("op", list(SMALL))
+def test_sweep_cases(op, monkeypatch):
+    import sweep
+
+    assert set(SMALL) == set(sweep.TABLE), "a sweep op without a small test shape"
+    monkeypatch.setattr(sweep, "DEVICE", "cpu")
+    monkeypatch.setattr(sweep, "compiled", lambda name, fn: fn)  # eager stands in on the CPU
+    case = sweep.TABLE[op][0](load_kernel("cpu"), None, SMALL[op], "bf16")
+    assert case.nbytes > 0 and "ltx" in case.impls
+    impl, ref = case.check
+    assert rel_err((case.check_ours or case.impls[impl])(), ref()) < 2e-2
+    for fn in case.impls.values():
+        fn()
+
+
+def test_kernels_benchmark_workloads():
+    """The workloads' references agree with the ops as `kernels benchmark` checks them
+    (allclose, atol 1e-2): every bf16 workload at its real size, on the CPU."""
+    from kernels.cli.benchmark import discover_benchmark_classes
+
+    k = load_kernel("cpu")
+    n = 0
+    for script in sorted((ROOT / "benchmarks").glob("benchmark*.py")):
+        for cls in discover_benchmark_classes(script, ROOT):
+            for name in [m[len("benchmark_"):] for m in dir(cls) if m.startswith("benchmark_")]:
+                if "bf16" not in name:
+                    continue  # fp16 on the CPU is slow; same code path
+                inst = cls()
+                inst.kernel, inst.device = k, "cpu"
+                getattr(inst, f"setup_{name}")()
+                getattr(inst, f"benchmark_{name}")()
+                ref = getattr(inst, f"verify_{name}")()
+                assert torch.allclose(inst.out, ref, atol=1e-2), f"{script.name}: {name}"
+                n += 1
+    assert n >= 10
