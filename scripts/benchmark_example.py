@@ -163,12 +163,16 @@ class Workload:
         self.rope_scale = (VAE_TEMPORAL / FRAME_RATE, VAE_SPATIAL, VAE_SPATIAL)
         self.cfg, self.guidance, self.dtype = args.cfg, args.guidance_scale, dtype
 
-    def step(self, model, scheduler, latents, t):
+    def noise(self, model, latents, t):
+        """The transformer's raw prediction (both CFG halves), fp32."""
         x = torch.cat([latents, latents]) if self.cfg else latents
-        noise = model(hidden_states=x.to(self.dtype), encoder_hidden_states=self.text,
-                      timestep=t.expand(x.shape[0]), encoder_attention_mask=self.mask,
-                      num_frames=self.f, height=self.h, width=self.w,
-                      rope_interpolation_scale=self.rope_scale, return_dict=False)[0].float()
+        return model(hidden_states=x.to(self.dtype), encoder_hidden_states=self.text,
+                     timestep=t.expand(x.shape[0]), encoder_attention_mask=self.mask,
+                     num_frames=self.f, height=self.h, width=self.w,
+                     rope_interpolation_scale=self.rope_scale, return_dict=False)[0].float()
+
+    def step(self, model, scheduler, latents, t):
+        noise = self.noise(model, latents, t)
         if self.cfg:
             uncond, cond = noise.chunk(2)
             noise = uncond + self.guidance * (cond - uncond)
@@ -220,6 +224,9 @@ def run_config(args, config, dtype):
                 latents = work.step(model, scheduler, latents, t)
             times.append(step.seconds)
         assert torch.isfinite(latents).all(), f"{config}: non-finite latents"
+        # one model call on the first step's input, kept to compare configurations
+        t0 = make_scheduler(work.tokens, 1, args.device).timesteps[0]
+        probe = work.noise(model, work.latents, t0).cpu()
         breakdown = profile_step(model, work, args) if args.profile else None
     ms = [1000 * s for s in times]
     result = {
@@ -235,6 +242,7 @@ def run_config(args, config, dtype):
         "peak_memory_gib": (torch.cuda.max_memory_allocated() / 2**30
                             if torch.device(args.device).type == "cuda" else None),
         "profile": breakdown,
+        "_probe": probe,
     }
     del model
     gc.collect()
@@ -303,6 +311,25 @@ def profile_step(model, work, args):
     }
 
 
+def check_agreement(results, args):
+    """Each configuration's prediction on the same input against eager's (relative L2 error),
+    so that a fast configuration that computes something else cannot pass unnoticed. Random
+    weights in bf16 put the honest differences (reordered sums, fused roundings) near 1e-2."""
+    probes = {r["config"]: r.pop("_probe") for r in results}
+    ref = probes.get("eager")
+    if ref is None:
+        return
+    limit = 1e-4 if args.dtype == "fp32" else 5e-2
+    print("  prediction against eager (relative L2 error, same input):")
+    for r in results:
+        err = ((probes[r["config"]] - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+        r["rel_err_vs_eager"] = err
+        print(f"    {r['config']:16s} {err:.2e}{'' if err <= limit else '  <-- TOO LARGE'}")
+        if err > limit:
+            raise SystemExit(f"{r['config']}: prediction differs from eager by {err:.2e} "
+                             f"(limit {limit:.0e} for {args.dtype})")
+
+
 def print_profile(config, prof):
     print(f"\n  profile of one step, {config} ({prof['unit']}), total {prof['total_ms']:.2f} ms:")
     for cat, ms in prof["categories_ms"].items():
@@ -349,6 +376,7 @@ def main(argv=None):
         if r["profile"]:
             print_profile(config, r["profile"])
 
+    check_agreement(results, args)
     baseline = next((r["ms_per_step_median"] for r in results if r["config"] == "eager"), None)
     if baseline is None and args.baseline_json:
         prev = json.loads(args.baseline_json.read_text())

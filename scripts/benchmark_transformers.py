@@ -114,7 +114,7 @@ def run_config(args, config, dtype):
     med = statistics.median(times)
     result = {"config": config, "ms_median": med, "ms_mean": statistics.fmean(times),
               "ms_min": min(times), "tokens_per_s": args.batch_size * args.seq_len / med * 1000,
-              "warmup_s": warm.seconds, "ms": times}
+              "warmup_s": warm.seconds, "ms": times, "_logits": logits.float().cpu()}
     del model
     gc.collect()
     if torch.device(args.device).type == "cuda":
@@ -127,6 +127,23 @@ def _tqdm(it, desc):
     from tqdm import tqdm
 
     return tqdm(it, desc=desc, leave=False, file=sys.stderr)
+
+
+def check_agreement(results, args):
+    """Each configuration's last-position logits against eager's (relative L2 error): a fast
+    configuration that computes something else must not pass unnoticed."""
+    logits = {r["config"]: r.pop("_logits") for r in results}
+    ref = logits.get("eager")
+    if ref is None:
+        return
+    limit = 1e-4 if args.dtype == "fp32" else 5e-2
+    for r in results:
+        err = ((logits[r["config"]] - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+        r["rel_err_vs_eager"] = err
+        print(f"  {r['config']:16s} logits vs eager: relative L2 error {err:.2e}")
+        if err > limit:
+            raise SystemExit(f"{r['config']}: logits differ from eager by {err:.2e} "
+                             f"(limit {limit:.0e} for {args.dtype})")
 
 
 def main(argv=None):
@@ -144,6 +161,7 @@ def main(argv=None):
         results.append(r)
         print(f"  {config:16s} {r['ms_median']:9.2f} ms (median; min {r['ms_min']:.2f})  "
               f"{r['tokens_per_s']:10.0f} tokens/s  warmup {r['warmup_s']:.1f} s")
+    check_agreement(results, args)
     base = {r["config"]: r["ms_median"] for r in results}
     if "eager" in base:
         for r in results:

@@ -50,6 +50,7 @@ def test_benchmark_example_tiny(backend, tmp_path):
         assert len(r["ms_per_step"]) == 2 and r["ms_per_step_median"] > 0
         assert r["speedup_vs_eager"] > 0
     assert eager["injection"] is None and sum(kernels["injection"].values()) == 9
+    assert eager["rel_err_vs_eager"] == 0 and 0 < kernels["rel_err_vs_eager"] < 1e-4
     assert "ours" in kernels["profile"]["categories_ms"]
     assert "ours" not in eager["profile"]["categories_ms"]
     assert "speedup against eager" in p.stdout and "it/s" in p.stdout
@@ -85,6 +86,7 @@ def test_benchmark_transformers_tiny(backend, tmp_path):
     data = json.loads(out.read_text())
     assert [r["config"] for r in data["results"]] == ["eager", "kernels"]
     assert all(r["tokens_per_s"] > 0 for r in data["results"])
+    assert 0 < data["results"][1]["rel_err_vs_eager"] < 1e-4
 
 
 def test_ltx_kernel_injection_example(backend):
