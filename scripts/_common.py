@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 import tomllib
 from pathlib import Path
@@ -75,14 +76,95 @@ TRANSFORMERS_LAYERS = {
 }
 
 
-def transformers_kernel_mapping(kernel, device_type: str, mode=None):
-    """A `kernels.use_kernel_mapping` mapping from transformers' layer names to this package's
-    layers, in the exact build variant `kernel` was loaded from (LocalLayerRepository)."""
+def transformers_kernel_mapping(kernel, device_type: str, mode=None, layers=None):
+    """A `kernels.use_kernel_mapping` mapping from transformers' layer names (all, or those in
+    `layers`) to this package's layers, in the exact build variant `kernel` was loaded from
+    (LocalLayerRepository)."""
     from kernels import LocalLayerRepository, Mode
 
     variant = Path(kernel.__file__).parent
     mode = mode if mode is not None else Mode.INFERENCE
     return {
         hub_name: {device_type: {mode: LocalLayerRepository(repo_path=variant, layer_name=layer)}}
-        for hub_name, layer in TRANSFORMERS_LAYERS.items()
+        for hub_name, layer in TRANSFORMERS_LAYERS.items() if layers is None or hub_name in layers
     }
+
+
+# ---- profiler breakdown ----------------------------------------------------------------------
+
+# Device kernel name -> category, first match. This package's kernels live in namespace ltx.
+# Inductor names its kernels `triton_*` after every op they fuse (a fused rms-norm + rope that
+# feeds attention is called `..._scaled_dot_product_...`), so its GEMM templates (`triton_tem`)
+# and its other kernels are matched before the name-based attention / GEMM patterns.
+CATEGORIES = [
+    ("ours", re.compile(r"\bltx::|_ltx_kernels_")),
+    ("gemm", re.compile(r"^triton_tem")),
+    ("inductor elementwise / reduction", re.compile(r"^triton_")),
+    ("attention", re.compile(r"flash|fmha|attention|attn|sdpa|cudnn", re.I)),
+    ("gemm", re.compile(r"gemm|cutlass|nvjet|xmma|cublas|matmul|\bmm\b|addmm|linear|splitk",
+                        re.I)),
+    ("copy", re.compile(r"memcpy|memset|copy|cat|direct_copy", re.I)),
+]
+
+
+def categorize(name: str) -> str:
+    for cat, pattern in CATEGORIES:
+        if pattern.search(name):
+            return cat
+    return "other elementwise / reduction"
+
+
+def profile_call(fn, device: str, top: int = 15) -> dict:
+    """`fn()` once under the profiler: device time per category (kernels on CUDA; operators'
+    self time on the CPU), the three largest kernels of each category, and the largest kernels
+    outside GEMM / attention (what the kernels and torch.compile are meant to shrink)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    cuda = torch.device(device).type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    sync(device)
+    with profile(activities=activities) as prof:
+        fn()
+        sync(device)
+    per_name: dict[str, float] = {}
+    if cuda:
+        from torch.autograd import DeviceType
+
+        for e in prof.events():
+            if e.device_type == DeviceType.CUDA:
+                per_name[e.name] = per_name.get(e.name, 0.0) + e.time_range.elapsed_us()
+    else:  # leaf operators' self time (no kernel events on the CPU)
+        for e in prof.key_averages():
+            if e.self_cpu_time_total > 0 and "::" in e.key:
+                per_name[e.key] = per_name.get(e.key, 0.0) + e.self_cpu_time_total
+    total = sum(per_name.values()) or 1.0
+    cats: dict[str, float] = {}
+    by_cat: dict[str, list] = {}
+    for name, us in per_name.items():
+        cat = categorize(name)
+        cats[cat] = cats.get(cat, 0.0) + us
+        by_cat.setdefault(cat, []).append((us, name))
+    outside = sorted(((us, n) for n, us in per_name.items()
+                      if categorize(n) not in ("gemm", "attention")), reverse=True)[:top]
+    return {
+        "unit": "device us" if cuda else "cpu self us",
+        "total_ms": total / 1000,
+        "categories_ms": {c: us / 1000 for c, us in sorted(cats.items(), key=lambda kv: -kv[1])},
+        "top_per_category": {c: [{"name": n[:160], "ms": us / 1000}
+                                 for us, n in sorted(v, reverse=True)[:3]]
+                             for c, v in by_cat.items()},
+        "top_outside_gemm_attention": [{"name": n[:160], "ms": us / 1000} for us, n in outside],
+    }
+
+
+def print_profile(config: str, prof: dict, what: str = "one step") -> None:
+    print(f"\n  profile of {what}, {config} ({prof['unit']}), total {prof['total_ms']:.2f} ms:")
+    for cat, ms in prof["categories_ms"].items():
+        print(f"    {cat:34s} {ms:9.3f} ms  {100 * ms / prof['total_ms']:5.1f}%")
+        if cat in ("gemm", "attention"):
+            for k in prof["top_per_category"][cat]:
+                print(f"        {k['ms']:8.3f} ms  {k['name'][:96]}")
+    print("    largest outside gemm / attention:")
+    for k in prof["top_outside_gemm_attention"]:
+        print(f"      {k['ms']:8.3f} ms  {k['name'][:100]}")

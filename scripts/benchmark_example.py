@@ -26,7 +26,6 @@ import copy
 import gc
 import json
 import math
-import re
 import statistics
 import sys
 from pathlib import Path
@@ -34,7 +33,8 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import DTYPES, Timer, default_device, device_name, load_kernel, sync  # noqa: E402
+from _common import (DTYPES, Timer, default_device, device_name, load_kernel,  # noqa: E402
+                     print_profile, profile_call)
 
 # diffusers' LTXVideoTransformer3DModel configs. "2b" is the class's default config (LTX-Video
 # 0.9.x 2B); "13b" the LTX-Video 0.9.7 13B transformer (48 layers, 32 heads x 128 = 4096).
@@ -253,62 +253,11 @@ def run_config(args, config, dtype):
     return result
 
 
-# ---- profiler breakdown ------------------------------------------------------------------------
-
-# Device kernel name -> category (first match). cuBLAS / CUTLASS / nvjet GEMMs; flash / cuDNN /
-# memory-efficient attention; this package's kernels live in namespace ltx.
-CATEGORIES = [
-    ("ours", re.compile(r"\bltx::|_ltx_kernels_")),
-    ("attention", re.compile(r"flash|fmha|attention|attn|sdpa|cudnn", re.I)),
-    ("gemm", re.compile(r"gemm|cutlass|nvjet|xmma|cublas|matmul|\bmm\b|addmm|linear|splitk",
-                        re.I)),
-    ("copy", re.compile(r"memcpy|memset|copy|cat|direct_copy", re.I)),
-]
-
-
-def categorize(name: str) -> str:
-    for cat, pattern in CATEGORIES:
-        if pattern.search(name):
-            return cat
-    return "other elementwise / reduction"
-
-
 def profile_step(model, work, args):
-    """One denoising step under the profiler: device time per category (kernels on CUDA;
-    operators' self time on the CPU) and the largest kernels outside gemm / attention."""
-    from torch.profiler import ProfilerActivity, profile
-
-    cuda = torch.device(args.device).type == "cuda"
+    """One denoising step under the profiler (see `_common.profile_call`)."""
     scheduler = make_scheduler(work.tokens, 1, args.device)
     t = scheduler.timesteps[0]
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    sync(args.device)
-    with profile(activities=activities) as prof:
-        work.step(model, scheduler, work.latents.clone(), t)
-        sync(args.device)
-    per_name: dict[str, float] = {}
-    if cuda:
-        from torch.autograd import DeviceType
-
-        for e in prof.events():
-            if e.device_type == DeviceType.CUDA:
-                per_name[e.name] = per_name.get(e.name, 0.0) + e.time_range.elapsed_us()
-    else:  # leaf operators' self time (no kernel events on the CPU)
-        for e in prof.key_averages():
-            if e.self_cpu_time_total > 0 and "::" in e.key:
-                per_name[e.key] = per_name.get(e.key, 0.0) + e.self_cpu_time_total
-    total = sum(per_name.values()) or 1.0
-    cats: dict[str, float] = {}
-    for name, us in per_name.items():
-        cats[categorize(name)] = cats.get(categorize(name), 0.0) + us
-    outside = sorted(((us, n) for n, us in per_name.items()
-                      if categorize(n) not in ("gemm", "attention")), reverse=True)[:15]
-    return {
-        "unit": "device us" if cuda else "cpu self us",
-        "total_ms": total / 1000,
-        "categories_ms": {c: us / 1000 for c, us in sorted(cats.items(), key=lambda kv: -kv[1])},
-        "top_outside_gemm_attention": [{"name": n[:160], "ms": us / 1000} for us, n in outside],
-    }
+    return profile_call(lambda: work.step(model, scheduler, work.latents.clone(), t), args.device)
 
 
 def check_agreement(results, args):
@@ -328,15 +277,6 @@ def check_agreement(results, args):
         if err > limit:
             raise SystemExit(f"{r['config']}: prediction differs from eager by {err:.2e} "
                              f"(limit {limit:.0e} for {args.dtype})")
-
-
-def print_profile(config, prof):
-    print(f"\n  profile of one step, {config} ({prof['unit']}), total {prof['total_ms']:.2f} ms:")
-    for cat, ms in prof["categories_ms"].items():
-        print(f"    {cat:32s} {ms:9.3f} ms  {100 * ms / prof['total_ms']:5.1f}%")
-    print("    largest outside gemm / attention:")
-    for k in prof["top_outside_gemm_attention"]:
-        print(f"      {k['ms']:8.3f} ms  {k['name'][:100]}")
 
 
 def main(argv=None):
