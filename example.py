@@ -117,6 +117,10 @@ def cases(k, device, dtype):
     yield ("rms_norm_rope (LTX q/k)",
            lambda: k.rms_norm_rope(x, w, cos_i, sin_i, 1e-5, interleaved=True),
            lambda: ltx_rope(F.rms_norm(x, (D,), w, 1e-5), cos_i, sin_i))
+    yield ("rms_norm_rope_qk (LTX)",
+           lambda: k.rms_norm_rope_qk(x, y, w, None, cos_i, sin_i, 1e-5, interleaved=True),
+           lambda: (ltx_rope(F.rms_norm(x, (D,), w, 1e-5), cos_i, sin_i),
+                    ltx_rope(F.rms_norm(y, (D,), None, 1e-5), cos_i, sin_i)))
 
 
 def main() -> int:

@@ -516,22 +516,55 @@ struct NormRopeViews {
 inline NormRopeViews check_rms_norm_rope_args(const at::Tensor& out, const at::Tensor& input,
                                               const std::optional<at::Tensor>& weight,
                                               const at::Tensor& cos, const at::Tensor& sin,
-                                              double eps, int64_t num_heads) {
-  check_input(input, "input");
+                                              double eps, int64_t num_heads,
+                                              const char* x_name = "input",
+                                              const char* out_name = "out",
+                                              const char* w_name = "weight") {
+  check_input(input, x_name);
   check_eps(eps);
   LTX_CHECK(num_heads >= 1, "num_heads: must be >= 1, got ", num_heads);
   LTX_CHECK(input.size(-1) % num_heads == 0, "num_heads: ", num_heads,
-              " does not divide the last dim of input (", input.size(-1), ")");
-  check_out(out, input, input.scalar_type());
+              " does not divide the last dim of ", x_name, " (", input.size(-1), ")");
+  check_out(out, input, input.scalar_type(), out_name);
   NormRopeViews v{input, out};
   if (num_heads > 1) {
     const int64_t hd = input.size(-1) / num_heads;
     v.x = input.unflatten(-1, {num_heads, hd});
     v.out = out.unflatten(-1, {num_heads, hd});
   }
-  if (weight.has_value()) check_feature_vector(*weight, v.x, "weight");
-  v.tab = rope_tables(cos, sin, v.x, "input");
+  if (weight.has_value()) check_feature_vector(*weight, v.x, w_name);
+  v.tab = rope_tables(cos, sin, v.x, x_name);
   return v;
+}
+
+// rms_norm_rope_qk: rms_norm_rope on q and k with one cos / sin: q and k of one dtype, device
+// and last dim (their leading dims may differ: GQA); weights each optional, fp32 or the
+// inputs' dtype, the same dtype when both are given.
+struct NormRopeQkViews {
+  NormRopeViews q, k;
+};
+
+inline NormRopeQkViews check_rms_norm_rope_qk_args(
+    const at::Tensor& q_out, const at::Tensor& k_out, const at::Tensor& q, const at::Tensor& k,
+    const std::optional<at::Tensor>& q_weight, const std::optional<at::Tensor>& k_weight,
+    const at::Tensor& cos, const at::Tensor& sin, double eps, int64_t num_heads) {
+  check_input(q, "q");
+  check_input(k, "k");
+  check_same_device(k, q, "k", "q");
+  LTX_CHECK(k.scalar_type() == q.scalar_type(), "k: dtype must match q (",
+              dtype_name(q.scalar_type()), "), got ", dtype_name(k.scalar_type()));
+  LTX_CHECK(k.size(-1) == q.size(-1), "k: last dim must match q's (", q.size(-1), "), got ",
+              k.size(-1));
+  if (q_weight.has_value() && k_weight.has_value()) {
+    LTX_CHECK(k_weight->scalar_type() == q_weight->scalar_type(),
+                "k_weight: dtype must match q_weight (", dtype_name(q_weight->scalar_type()),
+                "), got ", dtype_name(k_weight->scalar_type()));
+  }
+  return NormRopeQkViews{
+      check_rms_norm_rope_args(q_out, q, q_weight, cos, sin, eps, num_heads, "q", "q_out",
+                               "q_weight"),
+      check_rms_norm_rope_args(k_out, k, k_weight, cos, sin, eps, num_heads, "k", "k_out",
+                               "k_weight")};
 }
 
 }  // namespace ltx

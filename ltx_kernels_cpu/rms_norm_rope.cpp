@@ -35,31 +35,27 @@ void rms_norm_rope_rows(T* out, const T* x, const W* weight, const C* cos, const
   });
 }
 
-}  // namespace cpu
-}  // namespace ltx
-
-void rms_norm_rope(at::Tensor& out, const at::Tensor& input,
-                   const std::optional<at::Tensor>& weight, const at::Tensor& cos,
-                   const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads) {
-  using namespace ltx;
-  const NormRopeViews views =
-      check_rms_norm_rope_args(out, input, weight, cos, sin, eps, num_heads);
-  if (out.numel() == 0) return;
+// One tensor's rows, with the weight and cos / sin dtypes dispatched.
+inline void rms_norm_rope_run(const NormRopeViews& views, const std::optional<at::Tensor>& weight,
+                              const at::Tensor& cos, const at::Tensor& sin, double eps,
+                              bool interleaved, const char* out_name) {
+  if (views.out.numel() == 0) return;
   BcastRows x_rows;
   const at::Tensor x = strided_rows_input(views.x, x_rows);
-  const BcastRows out_rows = strided_rows_out(views.out, "out");
+  const BcastRows out_rows = strided_rows_out(views.out, out_name);
   const RopeTables& tab = views.tab;
   const bool w32 = weight.has_value() && weight->scalar_type() == at::kFloat;
   const bool c32 = cos.scalar_type() == at::kFloat;
   const int64_t D = x.size(-1);
   const float e = static_cast<float>(eps);
+  at::Tensor out = views.out;
 
   LTX_CPU_DISPATCH_FLOAT_TYPES(x.scalar_type(), "rms_norm_rope", [&] {
     using T = scalar_t;
     auto run = [&](auto w, auto c) {
       using W = decltype(w);
       using C = decltype(c);
-      cpu::rms_norm_rope_rows<T, W, C>(
+      rms_norm_rope_rows<T, W, C>(
           out.mutable_data_ptr<T>(), x.const_data_ptr<T>(),
           weight.has_value() ? weight->const_data_ptr<W>() : nullptr, cos.const_data_ptr<C>(),
           sin.const_data_ptr<C>(), x_rows, out_rows, tab, x.numel() / D, D, e, interleaved);
@@ -75,4 +71,29 @@ void rms_norm_rope(at::Tensor& out, const at::Tensor& input,
       run(T{}, T{});
     }
   });
+}
+
+}  // namespace cpu
+}  // namespace ltx
+
+void rms_norm_rope(at::Tensor& out, const at::Tensor& input,
+                   const std::optional<at::Tensor>& weight, const at::Tensor& cos,
+                   const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads) {
+  using namespace ltx;
+  const NormRopeViews views =
+      check_rms_norm_rope_args(out, input, weight, cos, sin, eps, num_heads);
+  cpu::rms_norm_rope_run(views, weight, cos, sin, eps, interleaved, "out");
+}
+
+// The CUDA kernel handles matching q / k rows together to load cos / sin once; row by row on
+// the CPU the tables stay in cache, so q and k simply run one after the other.
+void rms_norm_rope_qk(at::Tensor& q_out, at::Tensor& k_out, const at::Tensor& q,
+                      const at::Tensor& k, const std::optional<at::Tensor>& q_weight,
+                      const std::optional<at::Tensor>& k_weight, const at::Tensor& cos,
+                      const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads) {
+  using namespace ltx;
+  const NormRopeQkViews v = check_rms_norm_rope_qk_args(q_out, k_out, q, k, q_weight, k_weight,
+                                                        cos, sin, eps, num_heads);
+  cpu::rms_norm_rope_run(v.q, q_weight, cos, sin, eps, interleaved, "q_out");
+  cpu::rms_norm_rope_run(v.k, k_weight, cos, sin, eps, interleaved, "k_out");
 }

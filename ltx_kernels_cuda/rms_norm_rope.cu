@@ -8,6 +8,11 @@
 // path that reads x twice for rows too long for registers (CHUNKS == 0). The row is cut into
 // items that hold whole rotation pairs (common/rope.cuh), so the rotation needs no data from
 // other threads.
+//
+// rms_norm_rope_qk: when q and k have the same rows (self-attention with as many k heads as q
+// heads: LTX-Video, FLUX), one group handles row r of both (NT = 2), so each cos / sin item is
+// loaded once for the two; the tables (fp32 [B, S, D] in LTX-Video) are as large as q and k.
+// Otherwise (GQA) q and k run one after the other (NT = 1).
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -27,14 +32,20 @@ namespace ltx {
 constexpr int kMaxCachedFloats = 64;   // row values a thread keeps in registers
 constexpr int kMaxStreamThreads = 512;  // threads per row on the streaming path
 
+// Tensor t (t < NT; q then k for rms_norm_rope_qk) of a launch.
+template <typename T, typename W>
+struct NormRopeTensor {
+  T* out;                      // [rows, D] at out_rows
+  const T* x;                  // [rows, D] at x_rows
+  const W* weight;             // [D], or nullptr
+  BcastRows x_rows, out_rows;  // row r's offset in x / out
+};
+
 template <typename T, typename W, typename C>
 struct RmsNormRopeParams {
-  T* out;                        // [rows, D] at out_rows
-  const T* x;                    // [rows, D] at x_rows
-  const W* weight;               // [D], or nullptr
+  NormRopeTensor<T, W> t[2];     // NT of them used
   const C* cos;                  // [..., R] at cos_rows
   const C* sin;                  // [..., R] at sin_rows
-  BcastRows x_rows, out_rows;    // row r's offset in x / out
   BcastRows cos_rows, sin_rows;  // row r's offset in cos / sin (broadcast)
   int64_t rows;
   RopeRow row;
@@ -43,31 +54,35 @@ struct RmsNormRopeParams {
   bool sin_like_cos;  // sin has cos's strides: one offset for both
 };
 
-// Normalizes item k (raw values v) by inv and the weight, rotates it when it is in the rotary
-// span, and stores it.
-template <typename T, typename W, typename C, int VEC, bool IL>
-__device__ __forceinline__ void norm_rope_write(const RmsNormRopeParams<T, W, C>& p, T* out,
-                                                const C* cr, const C* sr, int k,
-                                                float (&v)[RopeItem<VEC, IL>::F], float inv) {
+// Normalizes item k of each of the NT tensors (raw values v[t], by inv[t] and its weight),
+// rotates them when the item is in the rotary span (one cos / sin load for all), and stores.
+template <int NT, typename T, typename W, typename C, int VEC, bool IL>
+__device__ __forceinline__ void norm_rope_write(const RmsNormRopeParams<T, W, C>& p,
+                                                T* const (&out)[NT], const C* cr, const C* sr,
+                                                int k, float (&v)[NT][RopeItem<VEC, IL>::F],
+                                                const float (&inv)[NT]) {
   constexpr int F = RopeItem<VEC, IL>::F;
   int pa, pb;
   const bool rot = rope_item_pos<VEC, IL>(p.row, k, pa, pb);
-  if (p.weight != nullptr) {
-    float w[F];
-    load_item<W, VEC, IL>(p.weight, pa, pb, p.row.D, w);
-#pragma unroll
-    for (int i = 0; i < F; ++i) v[i] = v[i] * inv * w[i];
-  } else {
-#pragma unroll
-    for (int i = 0; i < F; ++i) v[i] *= inv;
-  }
+  float c[F], s[F];
   if (rot) {
-    float c[F], s[F];
     load_item<C, VEC, IL>(cr, pa, pb, p.row.R, c);
     load_item<C, VEC, IL>(sr, pa, pb, p.row.R, s);
-    rope_rotate<RopeItem<VEC, IL>::U, IL>(v, c, s);
   }
-  store_item<T, VEC, IL>(out, pa, pb, p.row.D, v);
+#pragma unroll
+  for (int t = 0; t < NT; ++t) {
+    if (p.t[t].weight != nullptr) {
+      float w[F];
+      load_item<W, VEC, IL>(p.t[t].weight, pa, pb, p.row.D, w);
+#pragma unroll
+      for (int i = 0; i < F; ++i) v[t][i] = v[t][i] * inv[t] * w[i];
+    } else {
+#pragma unroll
+      for (int i = 0; i < F; ++i) v[t][i] *= inv[t];
+    }
+    if (rot) rope_rotate<RopeItem<VEC, IL>::U, IL>(v[t], c, s);
+    store_item<T, VEC, IL>(out[t], pa, pb, p.row.D, v[t]);
+  }
 }
 
 template <typename T, int VEC, bool IL>
@@ -85,7 +100,7 @@ __device__ __forceinline__ float load_item_ss(const T* x, const RopeRow& g, int 
 // Cached blocks have at most 256 threads (so up to 255 registers a thread); streaming blocks
 // up to 512 (one long row per block; 128 registers, which the split-halves 16-bit path with
 // fp32 tables needs on sm_75 to run without spills).
-template <typename T, typename W, typename C, int VEC, bool IL, int CHUNKS>
+template <typename T, typename W, typename C, int VEC, bool IL, int CHUNKS, int NT>
 __global__ void __launch_bounds__(CHUNKS == 0 ? kMaxStreamThreads : 256)
     rms_norm_rope_kernel(const RmsNormRopeParams<T, W, C> p) {
   constexpr int F = RopeItem<VEC, IL>::F;
@@ -94,43 +109,58 @@ __global__ void __launch_bounds__(CHUNKS == 0 ? kMaxStreamThreads : 256)
   const int lane = threadIdx.x % G;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / G) + threadIdx.x / G;
   const bool active = row < p.rows;  // inactive groups still take part in group_sum
-  const T* x = p.x + (active ? row_offset(p.x_rows, row) : 0);
-  T* out = p.out + (active ? row_offset(p.out_rows, row) : 0);
+  const T* x[NT];
+  T* out[NT];
+#pragma unroll
+  for (int t = 0; t < NT; ++t) {
+    x[t] = p.t[t].x + (active ? row_offset(p.t[t].x_rows, row) : 0);
+    out[t] = p.t[t].out + (active ? row_offset(p.t[t].out_rows, row) : 0);
+  }
   const int64_t cos_off = active ? row_offset(p.cos_rows, row) : 0;
   const int64_t sin_off = p.sin_like_cos ? cos_off : active ? row_offset(p.sin_rows, row) : 0;
   const C* cr = p.cos + cos_off;
   const C* sr = p.sin + sin_off;
   const int items = p.row.items;
+  const float d = static_cast<float>(p.row.D);
 
   if constexpr (CHUNKS > 0) {
-    float v[CHUNKS][F];
-    float ss = 0.f;
+    float v[CHUNKS][NT][F];
+    float ss[NT];
+#pragma unroll
+    for (int t = 0; t < NT; ++t) ss[t] = 0.f;
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
       const int k = c * G + lane;
       if (active && k < items) {
-        ss += load_item_ss<T, VEC, IL>(x, p.row, k, v[c]);
+#pragma unroll
+        for (int t = 0; t < NT; ++t) ss[t] += load_item_ss<T, VEC, IL>(x[t], p.row, k, v[c][t]);
       }
     }
-    ss = group_sum(ss, G, smem);
-    const float inv = rsqrtf(ss / static_cast<float>(p.row.D) + p.eps);
+    float inv[NT];
+#pragma unroll
+    for (int t = 0; t < NT; ++t) inv[t] = rsqrtf(group_sum(ss[t], G, smem) / d + p.eps);
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
       const int k = c * G + lane;
-      if (active && k < items) norm_rope_write<T, W, C, VEC, IL>(p, out, cr, sr, k, v[c], inv);
+      if (active && k < items) norm_rope_write<NT, T, W, C, VEC, IL>(p, out, cr, sr, k, v[c], inv);
     }
   } else {
-    float ss = 0.f;
+    float ss[NT];
+#pragma unroll
+    for (int t = 0; t < NT; ++t) ss[t] = 0.f;
     for (int k = lane; active && k < items; k += G) {
       float v[F];
-      ss += load_item_ss<T, VEC, IL>(x, p.row, k, v);
+#pragma unroll
+      for (int t = 0; t < NT; ++t) ss[t] += load_item_ss<T, VEC, IL>(x[t], p.row, k, v);
     }
-    ss = group_sum(ss, G, smem);
-    const float inv = rsqrtf(ss / static_cast<float>(p.row.D) + p.eps);
+    float inv[NT];
+#pragma unroll
+    for (int t = 0; t < NT; ++t) inv[t] = rsqrtf(group_sum(ss[t], G, smem) / d + p.eps);
     for (int k = lane; active && k < items; k += G) {
-      float v[F];
-      load_item_ss<T, VEC, IL>(x, p.row, k, v);
-      norm_rope_write<T, W, C, VEC, IL>(p, out, cr, sr, k, v, inv);
+      float v[NT][F];
+#pragma unroll
+      for (int t = 0; t < NT; ++t) load_item_ss<T, VEC, IL>(x[t], p.row, k, v[t]);
+      norm_rope_write<NT, T, W, C, VEC, IL>(p, out, cr, sr, k, v, inv);
     }
   }
 }
@@ -138,15 +168,16 @@ __global__ void __launch_bounds__(CHUNKS == 0 ? kMaxStreamThreads : 256)
 // Threads per row and items per thread. As choose_row_config (launch.cuh): about four 16-byte
 // loads of x in flight per thread (4 items interleaved, 2 split: a split item is two loads),
 // sub-warp groups for short rows; here the cached path keeps blocks at 256 threads and at most
-// 64 cached floats a thread, and rows beyond that stream (CHUNKS = 0) with up to 512 threads.
-inline RowConfig choose_norm_rope_config(int items, int item_floats, int vec) {
+// 64 cached floats a thread (for all NT tensors together), and rows beyond that stream
+// (CHUNKS = 0) with up to 512 threads.
+inline RowConfig choose_norm_rope_config(int items, int item_floats, int vec, int nt) {
   const int loads_per_item = item_floats / vec;  // 1 interleaved, 2 split or scalar
   const int per_thread = std::max(1, 4 / loads_per_item);
   const int want = (items + per_thread - 1) / per_thread;
   RowConfig c{};
   c.group = want <= 32 ? next_pow2(std::max(want, 1)) : std::min(256, (want + 31) / 32 * 32);
   c.chunks = round_chunks((items + c.group - 1) / c.group);
-  if (c.chunks * item_floats > kMaxCachedFloats) c.chunks = 0;
+  if (c.chunks * item_floats * nt > kMaxCachedFloats) c.chunks = 0;
   if (c.chunks == 0) {
     c.group = std::min(kMaxStreamThreads, (want + 31) / 32 * 32);
   } else if (c.group >= 32) {
@@ -156,35 +187,37 @@ inline RowConfig choose_norm_rope_config(int items, int item_floats, int vec) {
   return c;
 }
 
-template <typename T, typename W, typename C>
+template <int NT, typename T, typename W, typename C>
 void launch_rms_norm_rope(RmsNormRopeParams<T, W, C> p, int D, int R, bool interleaved,
                           cudaStream_t stream) {
   // 16-byte accesses of x when V divides D and the rotated span's halves (items then hold
   // whole pairs and never straddle R) and every pointer and row start allows them (weight and
   // cos / sin with V elements of their own type); scalar otherwise.
   constexpr int V = kVec16<T>;
-  const bool vec_ok =
-      D % V == 0 && (interleaved ? R % V == 0 : (R / 2) % V == 0) &&
-      is_aligned(p.x, sizeof(T) * V) && is_aligned(p.out, sizeof(T) * V) &&
-      (p.weight == nullptr || is_aligned(p.weight, sizeof(W) * V)) &&
-      is_aligned(p.cos, sizeof(C) * V) && is_aligned(p.sin, sizeof(C) * V) &&
-      p.x_rows.strides_multiple_of(V) && p.out_rows.strides_multiple_of(V) &&
-      p.cos_rows.strides_multiple_of(V) && p.sin_rows.strides_multiple_of(V);
+  bool vec_ok = D % V == 0 && (interleaved ? R % V == 0 : (R / 2) % V == 0) &&
+                is_aligned(p.cos, sizeof(C) * V) && is_aligned(p.sin, sizeof(C) * V) &&
+                p.cos_rows.strides_multiple_of(V) && p.sin_rows.strides_multiple_of(V);
+  for (int t = 0; t < NT; ++t) {
+    const NormRopeTensor<T, W>& a = p.t[t];
+    vec_ok = vec_ok && is_aligned(a.x, sizeof(T) * V) && is_aligned(a.out, sizeof(T) * V) &&
+             (a.weight == nullptr || is_aligned(a.weight, sizeof(W) * V)) &&
+             a.x_rows.strides_multiple_of(V) && a.out_rows.strides_multiple_of(V);
+  }
   dispatch_vec<V>(vec_ok ? V : 1, [&](auto vec_c) {
     constexpr int VC = decltype(vec_c)::value;
     auto go = [&](auto il_c) {
       constexpr bool IL = decltype(il_c)::value;
       constexpr int F = RopeItem<VC, IL>::F;
       p.row = rope_row<VC, IL>(D, R);
-      const RowConfig cfg = choose_norm_rope_config(p.row.items, F, VC);
+      const RowConfig cfg = choose_norm_rope_config(p.row.items, F, VC, NT);
       p.group = cfg.group;
       const int64_t blocks = (p.rows + cfg.rows_per_block - 1) / cfg.rows_per_block;
       LTX_CHECK(blocks <= 0x7fffffff, "input: too many rows (", p.rows, ")");
       const dim3 grid(static_cast<unsigned>(blocks)), block(cfg.group * cfg.rows_per_block);
       dispatch_chunks(cfg.chunks, [&](auto chunks_c) {
         constexpr int CC = decltype(chunks_c)::value;
-        if constexpr (CC * F <= kMaxCachedFloats) {  // the others are never chosen
-          rms_norm_rope_kernel<T, W, C, VC, IL, CC><<<grid, block, 0, stream>>>(p);
+        if constexpr (CC * F * NT <= kMaxCachedFloats) {  // the others are never chosen
+          rms_norm_rope_kernel<T, W, C, VC, IL, CC, NT><<<grid, block, 0, stream>>>(p);
         }
       });
       C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -197,45 +230,73 @@ void launch_rms_norm_rope(RmsNormRopeParams<T, W, C> p, int D, int R, bool inter
   });
 }
 
-}  // namespace ltx
+// One tensor's part of the parameters: x viewed as rows (copied when its layout has more
+// strided levels than BcastRows holds), out as rows, the weight.
+template <typename T, typename W>
+NormRopeTensor<T, W> norm_rope_tensor(const NormRopeViews& v,
+                                      const std::optional<at::Tensor>& weight, at::Tensor& keep,
+                                      const char* out_name) {
+  NormRopeTensor<T, W> a{};
+  keep = strided_rows_input(v.x, a.x_rows);
+  a.out_rows = strided_rows_out(v.out, out_name);
+  a.x = reinterpret_cast<const T*>(keep.data_ptr());
+  a.out = reinterpret_cast<T*>(v.out.data_ptr());
+  a.weight = weight.has_value() ? reinterpret_cast<const W*>(weight->data_ptr()) : nullptr;
+  return a;
+}
 
-void rms_norm_rope(at::Tensor& out, const at::Tensor& input,
-                   const std::optional<at::Tensor>& weight, const at::Tensor& cos,
-                   const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads) {
-  using namespace ltx;
-  const NormRopeViews views =
-      check_rms_norm_rope_args(out, input, weight, cos, sin, eps, num_heads);
-  if (out.numel() == 0) return;
-  const c10::cuda::CUDAGuard guard(input.device());
+// Runs rms_norm_rope over one tensor (views[1] == nullptr) or over q and k, in one launch when
+// their rows match (NT = 2), else one after the other. Weights: each in x's dtype or fp32, the
+// two alike (checked); cos / sin in x's dtype or fp32.
+inline void run_rms_norm_rope(const NormRopeViews* const (&views)[2],
+                              const std::optional<at::Tensor>* const (&weights)[2],
+                              const at::Tensor& cos, const at::Tensor& sin, double eps,
+                              bool interleaved) {
+  const NormRopeViews& v0 = *views[0];
+  const c10::cuda::CUDAGuard guard(v0.x.device());
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  BcastRows x_rows;
-  const at::Tensor x = strided_rows_input(views.x, x_rows);
-  const BcastRows out_rows = strided_rows_out(views.out, "out");
-  const RopeTables& tab = views.tab;
-  const bool w32 = weight.has_value() && weight->scalar_type() == at::kFloat;
+  const int nt = views[1] == nullptr ? 1 : 2;
+  const bool paired = nt == 2 && views[1]->x.sizes() == v0.x.sizes();
+  bool w32 = false;
+  for (int t = 0; t < nt; ++t) {
+    w32 = w32 || (weights[t]->has_value() && (*weights[t])->scalar_type() == at::kFloat);
+  }
   const bool c32 = cos.scalar_type() == at::kFloat;
-  const int D = static_cast<int>(x.size(-1));
-  const int R = static_cast<int>(tab.R);
+  const int D = static_cast<int>(v0.x.size(-1));
+  const int R = static_cast<int>(v0.tab.R);
 
-  LTX_DISPATCH_FLOAT_TYPES(x.scalar_type(), "input", [&] {
+  LTX_DISPATCH_FLOAT_TYPES(v0.x.scalar_type(), "input", [&] {
     using T = scalar_t;
     auto run = [&](auto w_tag, auto c_tag) {
       using W = typename decltype(w_tag)::type;
       using C = typename decltype(c_tag)::type;
       RmsNormRopeParams<T, W, C> p{};
-      p.out = reinterpret_cast<T*>(out.data_ptr());
-      p.x = reinterpret_cast<const T*>(x.data_ptr());
-      p.weight = weight.has_value() ? reinterpret_cast<const W*>(weight->data_ptr()) : nullptr;
       p.cos = reinterpret_cast<const C*>(cos.data_ptr());
       p.sin = reinterpret_cast<const C*>(sin.data_ptr());
-      p.x_rows = x_rows;
-      p.out_rows = out_rows;
-      p.cos_rows = tab.cos_rows;
-      p.sin_rows = tab.sin_rows;
-      p.sin_like_cos = tab.sin_like_cos;
-      p.rows = x.numel() / D;
       p.eps = static_cast<float>(eps);
-      launch_rms_norm_rope(p, D, R, interleaved, stream);
+      at::Tensor keep[2];
+      for (int t = 0; t < nt; ++t) {
+        p.t[t] = norm_rope_tensor<T, W>(*views[t], *weights[t], keep[t],
+                                        nt == 1 ? "out" : t == 0 ? "q_out" : "k_out");
+      }
+      auto launch_one = [&](int t) {  // tensor t alone
+        RmsNormRopeParams<T, W, C> q = p;
+        q.t[0] = p.t[t];
+        q.cos_rows = views[t]->tab.cos_rows;
+        q.sin_rows = views[t]->tab.sin_rows;
+        q.sin_like_cos = views[t]->tab.sin_like_cos;
+        q.rows = views[t]->x.numel() / D;
+        if (q.rows > 0) launch_rms_norm_rope<1>(q, D, R, interleaved, stream);
+      };
+      if (paired) {
+        p.cos_rows = v0.tab.cos_rows;
+        p.sin_rows = v0.tab.sin_rows;
+        p.sin_like_cos = v0.tab.sin_like_cos;
+        p.rows = v0.x.numel() / D;
+        if (p.rows > 0) launch_rms_norm_rope<2>(p, D, R, interleaved, stream);
+      } else {
+        for (int t = 0; t < nt; ++t) launch_one(t);
+      }
     };
     // Weight and cos / sin each in x's dtype or fp32 (fp32 x: all fp32).
     if constexpr (std::is_same_v<T, float>) {
@@ -250,4 +311,27 @@ void rms_norm_rope(at::Tensor& out, const at::Tensor& input,
       run(TypeTag<T>{}, TypeTag<T>{});
     }
   });
+}
+
+}  // namespace ltx
+
+void rms_norm_rope(at::Tensor& out, const at::Tensor& input,
+                   const std::optional<at::Tensor>& weight, const at::Tensor& cos,
+                   const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads) {
+  using namespace ltx;
+  const NormRopeViews views =
+      check_rms_norm_rope_args(out, input, weight, cos, sin, eps, num_heads);
+  if (out.numel() == 0) return;
+  run_rms_norm_rope({&views, nullptr}, {&weight, nullptr}, cos, sin, eps, interleaved);
+}
+
+void rms_norm_rope_qk(at::Tensor& q_out, at::Tensor& k_out, const at::Tensor& q,
+                      const at::Tensor& k, const std::optional<at::Tensor>& q_weight,
+                      const std::optional<at::Tensor>& k_weight, const at::Tensor& cos,
+                      const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads) {
+  using namespace ltx;
+  const NormRopeQkViews v = check_rms_norm_rope_qk_args(q_out, k_out, q, k, q_weight, k_weight,
+                                                        cos, sin, eps, num_heads);
+  if (q_out.numel() == 0 && k_out.numel() == 0) return;
+  run_rms_norm_rope({&v.q, &v.k}, {&q_weight, &k_weight}, cos, sin, eps, interleaved);
 }

@@ -124,7 +124,7 @@ def test_ltx_affine_block_norms(backend, per_token):
 LTX_CALLS = {
     "::adaln": LTX_LAYERS + 1,  # norm1 of each block + the output head
     "::gated_residual_adaln": LTX_LAYERS,  # x + attn2, norm2
-    "::rms_norm_rope": 2 * LTX_LAYERS,  # attn1: q and k
+    "::rms_norm_rope_qk": LTX_LAYERS,  # attn1: q and k together
     "::rms_norm": 2 * LTX_LAYERS,  # attn2 (no rope): q and k
     "::gelu_tanh": LTX_LAYERS,
 }
@@ -201,8 +201,8 @@ def test_ltx_offload_hook_after_injection(backend):
 
     offload_hook(model, torch.device(backend))
     args, kw = ltx_inputs(torch.float32, "cpu", per_token=True)  # inputs on the CPU
-    n = count_ops(lambda: run(model, args, kw), "::rms_norm_rope")
-    assert n == 2 * LTX_LAYERS
+    n = count_ops(lambda: run(model, args, kw), "::rms_norm_rope_qk")
+    assert n == LTX_LAYERS
     out = run(model, args, kw)
     assert out.device.type == backend
     err = rel_err(out, run(ref, tuple(a.to(backend) for a in args), kw))
@@ -231,7 +231,7 @@ def test_ltx_compile_fullgraph(backend, per_token):
     compiled = torch.compile(model, fullgraph=True)
     out = run(compiled, args, kw)
     assert rel_err(out, ref) < FP32_RTOL
-    assert count_ops(lambda: run(compiled, args, kw), "::rms_norm_rope") == 2 * LTX_LAYERS
+    assert count_ops(lambda: run(compiled, args, kw), "::rms_norm_rope_qk") == LTX_LAYERS
 
     # one block, as diffusers' compile_repeated_blocks compiles them
     block = model.transformer_blocks[0]
@@ -285,7 +285,7 @@ def flux_inputs(dtype, device, batch: int = 2):
 
 
 FLUX_CALLS = {
-    "::rms_norm_rope": 6,  # double block: q and k of text and image parts; single block: q, k
+    "::rms_norm_rope_qk": 3,  # double block: text part, image part; single block
     "::adaln": 4,  # AdaLayerNormZero x 2 (image, text), AdaLayerNormZeroSingle, output head
     "::gelu_tanh": 3,  # feed-forward x 2 (image, text), single-stream MLP
 }
@@ -330,4 +330,4 @@ def test_flux_compile_fullgraph(backend):
     torch._dynamo.reset()
     compiled = torch.compile(model, fullgraph=True)
     assert rel_err(run(compiled, args, kw), ref) < FP32_RTOL
-    assert count_ops(lambda: run(compiled, args, kw), "::rms_norm_rope") == 6
+    assert count_ops(lambda: run(compiled, args, kw), "::rms_norm_rope_qk") == 3

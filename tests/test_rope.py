@@ -1,4 +1,4 @@
-"""rope, rope_qk and rms_norm_rope: against float64 references on every backend, dtype, layout,
+"""rope, rope_qk, rms_norm_rope and rms_norm_rope_qk: against float64 references on every backend, dtype, layout,
 pair layout and the DESIGN.md shape list; each target model's real layout and rope tables
 (transformers LLaMA, diffusers LTX-Video and FLUX); partial rotary; broadcast cos / sin;
 opcheck; torch.compile; bad inputs; the transformers layer, through kernelize."""
@@ -386,6 +386,117 @@ def test_rms_norm_rope_eps(kernel, device):
         assert_close(y, ref_rms_norm_rope(x, None, cos, sin, eps, False))
 
 
+# ---- rms_norm_rope_qk -------------------------------------------------------------------------
+
+QK_LAYOUTS = ["contiguous", "strided", "qkv"]
+
+
+def qk_inputs(shape, dtype, device, layout):
+    """q and k of `shape`: separate tensors, strided rows (x[..., :D] of wider rows), or the q
+    and k thirds of one fused qkv projection (rows 3D apart, q and k 16-byte aligned)."""
+    if layout == "qkv":
+        qkv = torch.randn(*shape[:-1], 3 * shape[-1], dtype=dtype, device=device)
+        return qkv[..., : shape[-1]], qkv[..., shape[-1] : 2 * shape[-1]]
+    return make_input(shape, dtype, device, layout), make_input(shape, dtype, device, layout)
+
+
+@pytest.mark.parametrize("layout", QK_LAYOUTS)
+@pytest.mark.parametrize("wkind", WEIGHTS)
+@pytest.mark.parametrize("interleaved", PAIRS)
+@pytest.mark.parametrize("D", [8, 769, 2048, 5125])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rms_norm_rope_qk_reference(kernel, device, dtype, D, interleaved, wkind, layout):
+    """q and k of one shape (one launch for both on CUDA): each against its float64
+    reference, and bit for bit what rms_norm_rope gives for each alone where the two choose
+    the same threads per row (always on the CPU; on CUDA when one row fits the cache limit for
+    two)."""
+    q, k = qk_inputs((2, 3, D), dtype, device, layout)
+    wq = make_weight(wkind, D, dtype, device)
+    wk = None if wq is None else wq * 0.5 + 0.25
+    cos, sin = tables((2, 3, rotary_dim(D)), dtype, device)
+    qo, ko = poisoned(q.shape, dtype, device), poisoned(k.shape, dtype, device)
+    yq, yk = kernel.rms_norm_rope_qk(q, k, wq, wk, cos, sin, 1e-5, interleaved=interleaved,
+                                     q_out=qo, k_out=ko)
+    assert yq is qo and yk is ko
+    assert_close(yq, ref_rms_norm_rope(q, wq, cos, sin, 1e-5, interleaved))
+    assert_close(yk, ref_rms_norm_rope(k, wk, cos, sin, 1e-5, interleaved))
+    if device.type == "cpu" or D <= 2048:
+        sq = kernel.rms_norm_rope(q, wq, cos, sin, 1e-5, interleaved=interleaved)
+        sk = kernel.rms_norm_rope(k, wk, cos, sin, 1e-5, interleaved=interleaved)
+        assert torch.equal(yq, sq) and torch.equal(yk, sk)
+
+
+@pytest.mark.parametrize("tkind", TABLE_DTYPES)
+@pytest.mark.parametrize("wkind", WEIGHTS)
+@pytest.mark.parametrize("interleaved", PAIRS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("Hq,Hk", [(4, 4), (4, 2)], ids=["mha", "gqa"])
+def test_rms_norm_rope_qk_per_head(kernel, device, dtype, Hq, Hk, interleaved, wkind, tkind):
+    """Per-head norms (FLUX: as many k heads as q heads, one launch; Qwen3-style GQA: q and k
+    one after the other), tables [S, 1, Dh] broadcast over batch and heads."""
+    B, S, Dh = 2, 5, 128
+    q = make_input((B, S, Hq * Dh), dtype, device, "strided")
+    k = make_input((B, S, Hk * Dh), dtype, device, "contiguous")
+    wq, wk = make_weight(wkind, Dh, dtype, device), make_weight(wkind, Dh, dtype, device)
+    cos, sin = tables((S, 1, Dh), dtype, device, tkind)
+    yq, yk = kernel.rms_norm_rope_qk(q.unflatten(-1, (Hq, Dh)), k.unflatten(-1, (Hk, Dh)), wq,
+                                     wk, cos, sin, 1e-6, interleaved=interleaved, per_head=True)
+    assert_close(yq.flatten(-2), ref_rms_norm_rope(q, wq, cos, sin, 1e-6, interleaved, Hq))
+    assert_close(yk.flatten(-2), ref_rms_norm_rope(k, wk, cos, sin, 1e-6, interleaved, Hk))
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rms_norm_rope_qk_ltx(kernel, device, dtype):
+    """LTX-Video self-attention: norm_q and norm_k (own weights, eps 1e-5) + the model's fp32
+    tables, q and k in one call; a weight-less k norm too."""
+    from diffusers.models.transformers.transformer_ltx import LTXVideoRotaryPosEmbed
+
+    inner = 2048
+    emb = LTXVideoRotaryPosEmbed(inner)
+    q = torch.randn(2, 2 * 2 * 3, inner, dtype=dtype, device=device)
+    k = torch.randn_like(q)
+    cos, sin = emb(q, 2, 2, 3, rope_interpolation_scale=(torch.tensor(1.0), 1.0, 1.0))
+    wq = (1 + 0.3 * torch.randn(inner, device=device)).to(dtype)
+    for wk in ((1 + 0.3 * torch.randn(inner, device=device)).to(dtype), None):
+        yq, yk = kernel.rms_norm_rope_qk(q, k, wq, wk, cos, sin, 1e-5, interleaved=True)
+        assert_close(yq, ref_rms_norm_rope(q, wq, cos, sin, 1e-5, True))
+        assert_close(yk, ref_rms_norm_rope(k, wk, cos, sin, 1e-5, True))
+
+
+@pytest.mark.kernels_ci
+def test_rms_norm_rope_qk_empty_and_errors(kernel, device):
+    bf = torch.bfloat16
+    q = torch.randn(2, 3, 64, dtype=bf, device=device)
+    cos, sin = tables((2, 3, 64), bf, device, "same")
+    e = torch.empty(0, 3, 64, dtype=bf, device=device)
+    yq, yk = kernel.rms_norm_rope_qk(e, e, None, None, cos[:0], sin[:0], 1e-6, interleaved=True)
+    assert yq.shape == e.shape and yk.shape == e.shape
+    # an empty k beside a non-empty q (different shapes: one after the other)
+    c1, s1 = cos[:1, :1], sin[:1, :1]
+    yq, yk = kernel.rms_norm_rope_qk(q, q[:, :0], None, None, c1, s1, 1e-6, interleaved=True)
+    assert_close(yq, ref_rms_norm_rope(q, None, c1, s1, 1e-6, True))
+    assert yk.shape == (2, 0, 64)
+
+    def qk(q=q, k=q, wq=None, wk=None, **kw):
+        return kernel.rms_norm_rope_qk(q, k, wq, wk, cos, sin, 1e-6, interleaved=True, **kw)
+
+    with pytest.raises(RuntimeError, match="k: dtype must match q"):
+        qk(k=q.half())
+    with pytest.raises(RuntimeError, match="k: last dim"):
+        qk(k=torch.randn(2, 3, 32, dtype=bf, device=device))
+    with pytest.raises(RuntimeError, match="k_weight: dtype must match q_weight"):
+        qk(wq=torch.ones(64, dtype=bf, device=device), wk=torch.ones(64, device=device))
+    with pytest.raises(RuntimeError, match="q_weight"):
+        qk(wq=torch.ones(32, dtype=bf, device=device))
+    with pytest.raises(RuntimeError, match="k_out"):
+        qk(k_out=torch.empty(2, 3, 64, dtype=torch.float16, device=device))
+    with pytest.raises(RuntimeError, match="eps"):
+        kernel.rms_norm_rope_qk(q, q, None, None, cos, sin, -1.0, interleaved=True)
+    with pytest.raises(ValueError, match="num_heads"):
+        qk(num_heads=2)
+
+
 # ---- opcheck, compile, bad inputs ------------------------------------------------------------
 
 
@@ -404,6 +515,11 @@ def test_opcheck(kernel, device):
         torch.library.opcheck(kernel.ops.rms_norm_rope, (out, x, w, cos, sin, 1e-6, True, 1))
         c32, s32 = tables((2, 1, 1, 32), dtype, device)
         torch.library.opcheck(kernel.ops.rms_norm_rope, (out, x, None, c32, s32, 1e-6, False, 2))
+        k3 = torch.randn_like(x)
+        torch.library.opcheck(kernel.ops.rms_norm_rope_qk, (out, torch.empty_like(x), x, k3, w,
+                                                            None, cos, sin, 1e-6, True, 1))
+        torch.library.opcheck(kernel.ops.rms_norm_rope_qk, (out, torch.empty_like(k), x, k, None,
+                                                            w[:32], c32, s32, 1e-6, False, 2))
 
 
 @pytest.mark.kernels_ci
@@ -416,7 +532,9 @@ def test_compile(kernel, device):
         qo, ko = kernel.rope_qk(q * 2, k, cos, sin, interleaved=False)
         x = kernel.rope(qo, cos, sin, interleaved=True)
         n = kernel.rms_norm_rope(ko, w, cos, sin, 1e-6, interleaved=True, per_head=True)
-        return x + 1, n
+        nq, nk = kernel.rms_norm_rope_qk(qo, ko, w, None, cos, sin, 1e-6, interleaved=False,
+                                         per_head=True)
+        return x + 1, n, nq, nk
 
     torch._dynamo.reset()
     cf = torch.compile(f, fullgraph=True, dynamic=True)
@@ -428,7 +546,8 @@ def test_compile(kernel, device):
             cos, sin = tables((b, 1, s, 64), dt, device)
             got, want = cf(q, k, cos, sin), f(q, k, cos, sin)
             assert_close(got[0], want[0].double(), scale=2)  # the *2 and +1 round once more
-            assert_close(got[1], want[1].double())
+            for g, w_ in zip(got[1:], want[1:]):
+                assert_close(g, w_.double())
 
 
 @pytest.mark.kernels_ci

@@ -49,6 +49,11 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
       "rms_norm_rope(Tensor! out, Tensor input, Tensor? weight, Tensor cos, Tensor sin, "
       "float eps, bool interleaved, int num_heads) -> ()");
   LTX_IMPL(ops, rms_norm_rope);
+  ops.def(
+      "rms_norm_rope_qk(Tensor! q_out, Tensor! k_out, Tensor q, Tensor k, Tensor? q_weight, "
+      "Tensor? k_weight, Tensor cos, Tensor sin, float eps, bool interleaved, "
+      "int num_heads) -> ()");
+  LTX_IMPL(ops, rms_norm_rope_qk);
 }
 
 REGISTER_EXTENSION(TORCH_EXTENSION_NAME)

@@ -53,3 +53,9 @@ void rope_qk(at::Tensor& q_out, at::Tensor& k_out, const at::Tensor& q, const at
 void rms_norm_rope(at::Tensor& out, const at::Tensor& input,
                    const std::optional<at::Tensor>& weight, const at::Tensor& cos,
                    const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads);
+// rms_norm_rope on q and k (same dtype and last dim) with one cos / sin: one launch that loads
+// each cos / sin item once for both when their rows match, else one after the other.
+void rms_norm_rope_qk(at::Tensor& q_out, at::Tensor& k_out, const at::Tensor& q,
+                      const at::Tensor& k, const std::optional<at::Tensor>& q_weight,
+                      const std::optional<at::Tensor>& k_weight, const at::Tensor& cos,
+                      const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads);

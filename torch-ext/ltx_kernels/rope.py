@@ -112,6 +112,42 @@ def rms_norm_rope(
     return out
 
 
+def rms_norm_rope_qk(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    q_weight: Optional[torch.Tensor],
+    k_weight: Optional[torch.Tensor],
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    eps: float,
+    *,
+    interleaved: bool,
+    per_head: bool = False,
+    num_heads: Optional[int] = None,
+    q_out: Optional[torch.Tensor] = None,
+    k_out: Optional[torch.Tensor] = None,
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """`rms_norm_rope` on q (with q_weight) and k (with k_weight) with one cos / sin, in one
+    launch. When q and k have the same shape (self-attention with as many k heads as q heads:
+    LTX-Video, FLUX) each cos / sin element is read once for both, which in LTX-Video (fp32
+    tables `[B, S, D]`, as large as q and k together) saves a third of the bytes of two
+    `rms_norm_rope` calls; otherwise (GQA) q and k run one after the other. Same dtype and
+    last dim for q and k; the weights may be None, and have one dtype when both are given.
+    `eps`, `interleaved`, `per_head` and `num_heads` apply to each of q and k as in
+    `rms_norm_rope` (with per_head and num_heads, q's and k's last dims hold num_heads heads
+    each). Returns `(q_out, k_out)`."""
+    if num_heads is not None and not per_head:
+        raise ValueError("num_heads: only meaningful with per_head=True")
+    if q_out is None:
+        q_out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    if k_out is None:
+        k_out = torch.empty(k.shape, dtype=k.dtype, device=k.device)
+    heads = num_heads if num_heads is not None else 1
+    ops.rms_norm_rope_qk(q_out, k_out, q, k, q_weight, k_weight, cos, sin, float(eps),
+                         interleaved, int(heads))
+    return q_out, k_out
+
+
 @torch.library.register_fake(add_op_namespace_prefix("rope"))
 def _rope_fake(out, x, cos, sin, interleaved) -> None:
     return None
@@ -124,4 +160,10 @@ def _rope_qk_fake(q_out, k_out, q, k, cos, sin, interleaved) -> None:
 
 @torch.library.register_fake(add_op_namespace_prefix("rms_norm_rope"))
 def _rms_norm_rope_fake(out, x, weight, cos, sin, eps, interleaved, num_heads) -> None:
+    return None
+
+
+@torch.library.register_fake(add_op_namespace_prefix("rms_norm_rope_qk"))
+def _rms_norm_rope_qk_fake(q_out, k_out, q, k, q_weight, k_weight, cos, sin, eps, interleaved,
+                           num_heads) -> None:
     return None

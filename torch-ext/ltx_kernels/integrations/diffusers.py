@@ -33,7 +33,7 @@ from ..layers.adaln import (
     _norm_args,
 )
 from ..rms_norm import rms_norm
-from ..rope import rms_norm_rope
+from ..rope import rms_norm_rope, rms_norm_rope_qk
 
 
 @dataclass
@@ -181,6 +181,24 @@ def _qk_norm_rope(norm: nn.Module, x: torch.Tensor, cos: torch.Tensor, sin: torc
     return rms_norm_rope(x, w, cos, sin, _rms_eps(norm, x), interleaved=True, per_head=per_head)
 
 
+def _qk_norm_rope_pair(norm_q: nn.Module, norm_k: nn.Module, q: torch.Tensor, k: torch.Tensor,
+                       cos: torch.Tensor, sin: torch.Tensor, per_head: bool
+                       ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """`(rope(norm_q(q)), rope(norm_k(k)))` in one `rms_norm_rope_qk` (each cos / sin element
+    read once for both when q and k have the same shape) where both norms and the operands
+    allow it; else each through `_qk_norm_rope`."""
+    ok_q, wq = _rms_norm_weight(norm_q, q, q.shape[-1])
+    ok_k, wk = _rms_norm_weight(norm_k, k, k.shape[-1])
+    if (not (ok_q and ok_k) or q.dtype != k.dtype or q.shape[-1] != k.shape[-1]
+            or _rms_eps(norm_q, q) != _rms_eps(norm_k, k)
+            or (wq is not None and wk is not None and wq.dtype != wk.dtype)
+            or not (_rope_operands_ok(q, cos, sin) and _rope_operands_ok(k, cos, sin))):
+        return (_qk_norm_rope(norm_q, q, cos, sin, per_head),
+                _qk_norm_rope(norm_k, k, cos, sin, per_head))
+    return rms_norm_rope_qk(q, k, wq, wk, cos, sin, _rms_eps(norm_q, q), interleaved=True,
+                            per_head=per_head)
+
+
 def _attention_fn(processor) -> Optional[Callable]:
     """diffusers' `dispatch_attention_fn`, from the module that defines the model's processor
     (already imported by the model; looked up, not imported), so that attention backends set
@@ -240,8 +258,8 @@ def _is_tanh_gelu_proj(m: nn.Module) -> bool:
 
 class LTXVideoKernelAttnProcessor(_KernelAttnProcessor):
     """diffusers' `LTXVideoAttnProcessor` with `norm_q` / `norm_k` (`torch.nn.RMSNorm` across
-    heads) + interleaved rope fused (`rms_norm_rope`) when rope is given (self-attention), and
-    `rms_norm` otherwise (cross-attention)."""
+    heads) + interleaved rope fused, q and k in one call (`rms_norm_rope_qk`), when rope is
+    given (self-attention), and `rms_norm` otherwise (cross-attention)."""
 
     def __call__(self, attn, hidden_states, encoder_hidden_states=None, attention_mask=None,
                  image_rotary_emb=None):
@@ -262,8 +280,8 @@ class LTXVideoKernelAttnProcessor(_KernelAttnProcessor):
             key = _qk_norm(attn.norm_k, key)
         else:
             cos, sin = image_rotary_emb
-            query = _qk_norm_rope(attn.norm_q, query, cos, sin, per_head=False)
-            key = _qk_norm_rope(attn.norm_k, key, cos, sin, per_head=False)
+            query, key = _qk_norm_rope_pair(attn.norm_q, attn.norm_k, query, key, cos, sin,
+                                            per_head=False)
 
         query = query.unflatten(2, (attn.heads, -1))
         key = key.unflatten(2, (attn.heads, -1))
@@ -349,7 +367,8 @@ def _ltx_transformer_forward(self, hidden_states, encoder_hidden_states, timeste
 
 LTX_KINDS = {
     "block": "LTXVideoTransformerBlock: norm1/norm2 + modulation -> adaln / gated_residual_adaln",
-    "attn": "LTXAttention processor: norm_q/norm_k + rope -> rms_norm_rope (rms_norm without rope)",
+    "attn": "LTXAttention processor: norm_q/norm_k + rope -> rms_norm_rope_qk (rms_norm without "
+            "rope)",
     "gelu": "GELU(tanh) feed-forward activation -> gelu_tanh",
     "head": "output head: LayerNorm + modulation -> adaln(norm='layer')",
 }
@@ -362,7 +381,8 @@ def inject_ltx_video(transformer, *, verbose: bool = False) -> InjectionReport:
     - each `LTXVideoTransformerBlock`: norm1 + modulation -> `adaln`; the attn2 residual and
       norm2 + modulation -> `gated_residual_adaln`; the gated residuals -> one `addcmul`;
     - each `LTXAttention` (default processor only): `norm_q` / `norm_k` + rope ->
-      `rms_norm_rope` (across heads, interleaved) with rope, `rms_norm` without (attn2);
+      `rms_norm_rope_qk` (across heads, interleaved, q and k in one call) with rope, `rms_norm`
+      without (attn2);
     - each feed-forward `GELU(approximate="tanh")` -> `gelu_tanh`;
     - the output head: LayerNorm + `* (1 + scale) + shift` -> `adaln(norm="layer")`.
 
@@ -423,8 +443,8 @@ class FluxKernelAttnProcessor(_KernelAttnProcessor):
     `norm_added_q` / `norm_added_k` of the text tokens) fused with the interleaved rope that
     follows it (`rms_norm_rope`, per head): the text and image tokens are normalized with
     different weights and rotated by their own rows of the one rope table (text first, as
-    diffusers concatenates them), so each part is one fused op and the parts are concatenated
-    after. Without rope: `rms_norm` per head."""
+    diffusers concatenates them), so each part (its q and k together: `rms_norm_rope_qk`) is
+    one fused op and the parts are concatenated after. Without rope: `rms_norm` per head."""
 
     def __call__(self, attn, hidden_states, encoder_hidden_states=None, attention_mask=None,
                  image_rotary_emb=None):
@@ -435,11 +455,12 @@ class FluxKernelAttnProcessor(_KernelAttnProcessor):
         value = value.unflatten(-1, (-1, attn.head_dim))
         text = attn.added_kv_proj_dim is not None and eq is not None
 
-        def norm_rope(norm, x, rows):
+        def norm_rope(norm_q, norm_k, q, k, rows):
             if image_rotary_emb is None:
-                return _qk_norm(norm, x)
+                return _qk_norm(norm_q, q), _qk_norm(norm_k, k)
             cos, sin = image_rotary_emb  # [S_text + S_image, Dh]
-            return _qk_norm_rope(norm, x, cos[rows, None, :], sin[rows, None, :], per_head=True)
+            return _qk_norm_rope_pair(norm_q, norm_k, q, k, cos[rows, None, :],
+                                      sin[rows, None, :], per_head=True)
 
         if text:
             n_text = eq.shape[1]
@@ -447,14 +468,13 @@ class FluxKernelAttnProcessor(_KernelAttnProcessor):
             ek = ek.unflatten(-1, (-1, attn.head_dim))
             ev = ev.unflatten(-1, (-1, attn.head_dim))
             text_rows, image_rows = slice(0, n_text), slice(n_text, None)
-            query = torch.cat([norm_rope(attn.norm_added_q, eq, text_rows),
-                               norm_rope(attn.norm_q, query, image_rows)], dim=1)
-            key = torch.cat([norm_rope(attn.norm_added_k, ek, text_rows),
-                             norm_rope(attn.norm_k, key, image_rows)], dim=1)
+            eq, ek = norm_rope(attn.norm_added_q, attn.norm_added_k, eq, ek, text_rows)
+            query, key = norm_rope(attn.norm_q, attn.norm_k, query, key, image_rows)
+            query = torch.cat([eq, query], dim=1)
+            key = torch.cat([ek, key], dim=1)
             value = torch.cat([ev, value], dim=1)
         else:
-            query = norm_rope(attn.norm_q, query, slice(None))
-            key = norm_rope(attn.norm_k, key, slice(None))
+            query, key = norm_rope(attn.norm_q, attn.norm_k, query, key, slice(None))
 
         if self.attention_fn is not None:
             hidden_states = self.attention_fn(query, key, value, attn_mask=attention_mask,
@@ -476,7 +496,7 @@ class FluxKernelAttnProcessor(_KernelAttnProcessor):
 
 
 FLUX_KINDS = {
-    "attn": "FluxAttention processor: per-head q/k norm + rope -> rms_norm_rope",
+    "attn": "FluxAttention processor: per-head q/k norm + rope -> rms_norm_rope_qk",
     "adaln_zero": "AdaLayerNormZero -> adaln",
     "adaln_zero_single": "AdaLayerNormZeroSingle -> adaln",
     "adaln_continuous": "AdaLayerNormContinuous (output head) -> adaln",
@@ -488,7 +508,7 @@ FLUX_KINDS = {
 def inject_flux(transformer, *, verbose: bool = False) -> InjectionReport:
     """Route a diffusers `FluxTransformer2DModel` (or a pipeline holding one) through the
     kernels, in place: per-head q/k RMSNorm + rope of every `FluxAttention` (default processor
-    only) -> `rms_norm_rope`; `AdaLayerNormZero`, `AdaLayerNormZeroSingle` and the output
+    only) -> `rms_norm_rope_qk`; `AdaLayerNormZero`, `AdaLayerNormZeroSingle` and the output
     head's `AdaLayerNormContinuous` -> `adaln` (the `layers` forwards); the feed-forward's and
     the single-stream MLP's tanh-GELU -> `gelu_tanh`. The blocks' residual and gating steps
     stay in PyTorch (torch.compile fuses them). As `inject_ltx_video`: before offloading and
