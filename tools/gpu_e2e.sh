@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# End-to-end runs for issue 5 on a GPU machine, logs and JSON to $OUT (or ./out):
-#   LTX-Video 2B transformer, 49 frames 768x512, batch 1 x2 (CFG), bf16, 10 steps, the four
-#   configurations (eager, compile, kernels, kernels+compile) with a profiler breakdown each;
-#   LLaMA-8B-sized prefill of 4096 tokens, the same four configurations.
-# Optional: E2E_13B=1 adds the 13B LTX transformer (eager and kernels; compile costs ~2 min
-# per configuration), SLOW_TESTS=1 runs the slow-marked tests first.
+# End-to-end runs for issue 5 on a GPU machine: one log ($OUT/e2e.log) and every run's JSON
+# merged into $OUT/e2e.json ($OUT defaults to ./out). PARTS picks what runs (default
+# "ltx blocks llama"):
+#   ltx        LTX-Video 2B transformer, 49 frames 768x512, batch 1 x2 (CFG), bf16, 10 steps,
+#              eager / compile / kernels / kernels+compile (whole model compiled), profiled
+#   blocks     compile and kernels+compile with each block compiled (diffusers'
+#              compile_repeated_blocks; rope tables and the head stay eager)
+#   cudagraphs compile and kernels+compile with mode="reduce-overhead" (CUDA graphs)
+#   llama      LLaMA-8B-sized prefill of 4096 tokens, the four configurations, profiled
+#   13b        the 13B LTX transformer, eager and kernels (5 steps)
+#   slow       the slow-marked tests
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -16,21 +21,41 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
 fi
 export LTX_CUDA_CAPABILITIES=${LTX_CUDA_CAPABILITIES:-9.0}
+PARTS=" ${PARTS:-ltx blocks llama} "
+J=$(mktemp -d)  # per-run JSON, merged at the end (few files come back from a lease)
+has() { [[ "$PARTS" == *" $1 "* ]]; }
 status=0
-python3 tools/build.py --backends cuda,cpu -j 16 2>&1 | tail -3 || exit 1
-if [[ -n "${SLOW_TESTS:-}" ]]; then
-  python3 -m pytest -q -p no:cacheprovider -m slow tests 2>&1 | tee "$OUT/slow-tests.log" | tail -15
-  [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
-fi
+python3 tools/build.py --backends cuda,cpu -j 16 2>&1 | tail -1 || exit 1
+quiet() { grep --line-buffered -v -e "^WARNING:kernels" -e "built from a dirty git tree" \
+  -e "should be kept in float32" -e "_warn_once" -e "Profiler clears events"; }
 LTX=(--num-frames 49 --height 512 --width 768 --batch-size 1 --cfg --steps 10
      --warmup-iterations 2 --no-progress)
-python3 scripts/benchmark_example.py "${LTX[@]}" --all-configs --profile \
-  --json "$OUT/ltx2b.json" 2>&1 | grep -v "^WARNING:kernels" | tee "$OUT/ltx2b.log" || status=1
-python3 scripts/benchmark_transformers.py --seq-len 4096 --no-progress \
-  --json "$OUT/llama8b.json" 2>&1 | grep -v "^WARNING:kernels" | tee "$OUT/llama8b.log" || status=1
-if [[ -n "${E2E_13B:-}" ]]; then
-  python3 scripts/benchmark_example.py "${LTX[@]}" --model-size 13b --use-optimized-kernels \
-    --compare --steps 5 --json "$OUT/ltx13b.json" 2>&1 | grep -v "^WARNING:kernels" \
-    | tee "$OUT/ltx13b.log" || status=1
-fi
+run() {  # name, command...: runs it, appends to $OUT/e2e.log, keeps the worst status
+  local name=$1; shift
+  echo "== $name: $*" | tee -a "$OUT/e2e.log"
+  "$@" 2>&1 | quiet | tee -a "$OUT/e2e.log"
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "== $name FAILED" | tee -a "$OUT/e2e.log"; status=1; }
+}
+has slow && run slow-tests python3 -m pytest -q -p no:cacheprovider -m slow tests
+has ltx && run ltx2b python3 scripts/benchmark_example.py "${LTX[@]}" --all-configs --profile \
+  --json "$J/ltx2b.json"
+base=(); [[ -f "$J/ltx2b.json" ]] && base=(--baseline-json "$J/ltx2b.json")
+for k in no-use-optimized-kernels use-optimized-kernels; do
+  has blocks && run "ltx2b-blocks-${k%%-*}" python3 scripts/benchmark_example.py "${LTX[@]}" \
+    --compile --compile-scope blocks --$k "${base[@]}" --json "$J/ltx2b-blocks-${k%%-*}.json"
+  has cudagraphs && run "ltx2b-cg-${k%%-*}" python3 scripts/benchmark_example.py "${LTX[@]}" \
+    --compile --compile-mode reduce-overhead --$k "${base[@]}" \
+    --json "$J/ltx2b-cg-${k%%-*}.json"
+done
+has llama && run llama8b python3 scripts/benchmark_transformers.py --seq-len 4096 \
+  --no-progress --profile --json "$J/llama8b.json"
+has 13b && run ltx13b python3 scripts/benchmark_example.py "${LTX[@]}" --model-size 13b \
+  --use-optimized-kernels --compare --steps 5 --json "$J/ltx13b.json"
+python3 - "$J" "$OUT/e2e.json" <<'PY'
+import json, sys
+from pathlib import Path
+runs = {p.stem: json.loads(p.read_text()) for p in sorted(Path(sys.argv[1]).glob("*.json"))}
+Path(sys.argv[2]).write_text(json.dumps(runs, indent=1))
+print(f"merged {len(runs)} runs into {sys.argv[2]}")
+PY
 exit $status
