@@ -93,11 +93,15 @@ def test_ltx_matches_model(backend, dtype, per_token):
     eager = copy.deepcopy(model).to(device=backend, dtype=dtype)
     report = kernel.integrations.inject_ltx_video(model)  # on the CPU, before moving it
     model = model.to(device=backend, dtype=dtype)
-    assert report.total == 2 * LTX_LAYERS + 2 * LTX_LAYERS + 1, report
+    # blocks + attention processors + GELUs + head + feed-forward residual fused across blocks
+    assert report.total == LTX_LAYERS + 2 * LTX_LAYERS + LTX_LAYERS + 1 + LTX_LAYERS, report
 
     args, kw = ltx_inputs(dtype, backend, per_token)
     out = run(model, args, kw)
     assert out.dtype == dtype and out.device.type == backend
+    # the fused path ran (each feed-forward residual with the next norm1 or the head)
+    n = count_ops(lambda: run(model, args, kw), "::gated_residual_adaln")
+    assert n == LTX_CALLS["::gated_residual_adaln"]
     ref = run(ref64, tuple(a.double() for a in args), kw)
     err = rel_err(out, ref)
     if dtype == torch.float32:
@@ -118,12 +122,16 @@ def test_ltx_affine_block_norms(backend, per_token):
     args, kw = ltx_inputs(torch.float32, backend, per_token)
     err = rel_err(run(model, args, kw), run(ref, args, kw))
     assert err < FP32_RTOL, f"relative error {err:.3g}"
+    calls = {op: count_ops(lambda: run(model, args, kw), op)
+             for op in ("::adaln", "::gated_residual_adaln")}
+    assert calls == {op: LTX_CALLS[op] for op in calls}  # weighted norms: no fallback
 
 
 # profiler op-name suffix -> calls per forward of the tiny model
 LTX_CALLS = {
-    "::adaln": LTX_LAYERS + 1,  # norm1 of each block + the output head
-    "::gated_residual_adaln": LTX_LAYERS,  # x + attn2, norm2
+    "::adaln": 1,  # norm1 of the first block
+    # each block: x + attn2, norm2; x + ff * gate with the next block's norm1 or the head
+    "::gated_residual_adaln": 2 * LTX_LAYERS,
     "::rms_norm_rope_qk": LTX_LAYERS,  # attn1: q and k together
     "::rms_norm": 2 * LTX_LAYERS,  # attn2 (no rope): q and k
     "::gelu_tanh": LTX_LAYERS,
@@ -148,15 +156,128 @@ def test_ltx_report_and_reinjection(backend):
     report = kernel.integrations.inject_ltx_video(model)
     kinds = kernel.integrations.diffusers.LTX_KINDS
     assert report.replaced == {kinds["block"]: LTX_LAYERS, kinds["attn"]: 2 * LTX_LAYERS,
-                               kinds["gelu"]: LTX_LAYERS, kinds["head"]: 1}
+                               kinds["gelu"]: LTX_LAYERS, kinds["head"]: 1,
+                               kinds["xblock"]: LTX_LAYERS}
     assert "LTXVideoTransformer3DModel" in str(report) and report.notes == []
     # a second injection changes nothing and reports the same
     again = kernel.integrations.inject_ltx_video(model)
     assert again.replaced == report.replaced
     args, kw = ltx_inputs(torch.float32, backend, per_token=False)
-    assert count_ops(lambda: run(model.to(backend), args, kw), "::adaln") == LTX_LAYERS + 1
+    assert count_ops(lambda: run(model.to(backend), args, kw), "::adaln") == LTX_CALLS["::adaln"]
     with pytest.raises(ValueError, match="no LTX-Video module"):
         kernel.integrations.inject_ltx_video(torch.nn.Linear(4, 4))
+
+
+def ltx_block_inputs(model, args, per_token: bool, seed: int = 2):
+    """Inputs of one block of `model` (hidden states, text, temb, rope), on args' device."""
+    block = model.transformer_blocks[0]
+    x = args[0]
+    B, S, D = x.shape[0], x.shape[1], block.scale_shift_table.shape[1]
+    g = torch.Generator().manual_seed(seed)
+    h = torch.randn(B, S, D, generator=g).to(x.device)
+    enc = torch.randn(B, LTX_TEXT, D, generator=g).to(x.device)
+    temb = torch.randn(B, S if per_token else 1, 6 * D, generator=g).to(x.device)
+    rope = model.rope(x, LTX_F, LTX_H, LTX_W, (8 / 25, 32, 32))
+    return h, enc, temb, rope
+
+
+@pytest.mark.parametrize("per_token", [False, True], ids=["per_sample", "per_token"])
+def test_ltx_block_pending_and_defer(backend, per_token):
+    """The injected block's keyword-only extras: `ltx_defer=True` leaves out the feed-forward
+    residual and returns it, `ltx_pending` applies one before norm1; without them the block
+    gives diffusers' result."""
+    kernel = load_kernel(backend)
+    model = tiny_ltx()
+    kernel.integrations.inject_ltx_video(model)
+    model = model.to(backend)
+    args, _ = ltx_inputs(torch.float32, backend, per_token)
+    h, enc, temb, rope = ltx_block_inputs(model, args, per_token)
+    b0, b1 = model.transformer_blocks[0], model.transformer_blocks[1]
+    with torch.no_grad():
+        ref0 = type(b0).forward(b0, h, enc, temb, rope)  # diffusers' forward
+        out0 = b0(h, enc, temb, rope)
+        assert rel_err(out0, ref0) < FP32_RTOL
+        h0, ff0, gate0 = b0(h, enc, temb, rope, ltx_defer=True)
+        assert gate0.shape == (h.shape[0], temb.shape[1], h.shape[2])
+        assert rel_err(h0 + ff0 * gate0, ref0) < FP32_RTOL
+
+        ref1 = type(b1).forward(b1, h0 + ff0 * gate0, enc, temb, rope)
+        out1 = b1(h0, enc, temb, rope, ltx_pending=(ff0, gate0))
+        assert rel_err(out1, ref1) < FP32_RTOL
+        n = count_ops(lambda: b1(h0, enc, temb, rope, ltx_pending=(ff0, gate0)),
+                      "::gated_residual_adaln")
+        assert n == 2  # x + ff * gate with norm1, x + attn2 with norm2
+        h1, ff1, gate1 = b1(h0, enc, temb, rope, ltx_pending=(ff0, gate0), ltx_defer=True)
+        assert rel_err(h1 + ff1 * gate1, ref1) < FP32_RTOL
+
+
+def test_ltx_residual_modulated_norm_fallback(backend):
+    """The fused residual + norm falls back to the plain steps where the kernel cannot give
+    the module's dtypes (here a float32 gate on bfloat16 hidden states, which eager promotes
+    to float32), and otherwise matches them."""
+    kernel = load_kernel(backend)
+    fn = kernel.integrations.diffusers._residual_modulated_norm
+    norm = torch.nn.LayerNorm(64, eps=1e-6, elementwise_affine=False)
+    g = torch.Generator().manual_seed(3)
+    x, y = (torch.randn(2, 6, 64, generator=g).to(backend, torch.bfloat16) for _ in range(2))
+    scale, shift, gate = (0.5 * torch.randn(2, 1, 64, generator=g).to(backend) for _ in range(3))
+
+    x_new, h = fn(norm, x, y, scale.bfloat16(), shift.bfloat16(), gate)  # fp32 gate
+    ref_x = x + y * gate
+    assert x_new.dtype == torch.float32 and torch.equal(x_new, ref_x)
+    assert torch.equal(h, norm(ref_x) * (1 + scale.bfloat16()) + shift.bfloat16())
+
+    x, y, scale, shift, gate = (t.float() for t in (x, y, scale, shift, gate))
+    n = count_ops(lambda: fn(norm, x, y, scale, shift, gate), "::gated_residual_adaln")
+    assert n == 1
+    x_new, h = fn(norm, x, y, scale, shift, gate)
+    ref_x = x + y * gate
+    assert rel_err(x_new, ref_x) < FP32_RTOL
+    assert rel_err(h, norm(ref_x) * (1 + scale) + shift) < FP32_RTOL
+
+
+def test_ltx_block_hook_after_injection(backend):
+    """A block whose forward is wrapped after the injection is called as diffusers calls it,
+    the pending feed-forward residual applied first (the wrapper may read the block's output
+    as the hidden states): a plain wrapper on the last block, then diffusers' first-block
+    cache on all of them, on a computed step and on a cached one; same output as the
+    uninjected model."""
+    import functools
+
+    kernel = load_kernel(backend)
+    model = tiny_ltx()
+    ref = copy.deepcopy(model).to(backend)
+    kernel.integrations.inject_ltx_video(model)
+    model = model.to(backend)
+    args, kw = ltx_inputs(torch.float32, backend, per_token=True)
+
+    last = model.transformer_blocks[-1]
+    injected_forward = last.forward
+    last.forward = functools.update_wrapper(
+        functools.partial(lambda module, *a, **k: injected_forward(*a, **k), last),
+        injected_forward)
+    assert rel_err(run(model, args, kw), run(ref, args, kw)) < FP32_RTOL
+    calls = {op: count_ops(lambda: run(model, args, kw), op)
+             for op in ("::adaln", "::gated_residual_adaln")}
+    # fused up to the last block; its norm1 and the head unfused
+    assert calls == {"::adaln": 3, "::gated_residual_adaln": 2 * LTX_LAYERS - 2}
+    last.forward = injected_forward
+
+    hooks = pytest.importorskip("diffusers.hooks")
+    if not hasattr(hooks, "FirstBlockCacheConfig"):
+        pytest.skip("diffusers without FirstBlockCacheConfig")
+    for m in (model, ref):  # a threshold this large reuses the cache from the second step on
+        m.enable_cache(hooks.FirstBlockCacheConfig(threshold=10.0))
+    for step in range(2):
+        step_args = (args[0] * (1 + 0.01 * step),) + args[1:]
+        with model.cache_context("cond"):
+            out = run(model, step_args, kw)
+        with ref.cache_context("cond"):
+            expected = run(ref, step_args, kw)
+        assert rel_err(out, expected) < FP32_RTOL, f"step {step}"
+    with model.cache_context("cond"):  # cached: only the first block runs
+        n = count_ops(lambda: run(model, step_args, kw), "::gated_residual_adaln")
+    assert n == 1
 
 
 def test_ltx_custom_processor_kept(backend):
@@ -231,20 +352,40 @@ def test_ltx_compile_fullgraph(backend, per_token):
     compiled = torch.compile(model, fullgraph=True)
     out = run(compiled, args, kw)
     assert rel_err(out, ref) < FP32_RTOL
-    assert count_ops(lambda: run(compiled, args, kw), "::rms_norm_rope_qk") == LTX_LAYERS
+    calls = {op: count_ops(lambda: run(compiled, args, kw), op) for op in LTX_CALLS}
+    assert calls == LTX_CALLS
 
     # one block, as diffusers' compile_repeated_blocks compiles them
     block = model.transformer_blocks[0]
-    B, S, D = args[0].shape[0], args[0].shape[1], block.scale_shift_table.shape[1]
-    g = torch.Generator().manual_seed(2)
-    h = torch.randn(B, S, D, generator=g).to(backend)
-    enc = torch.randn(B, LTX_TEXT, D, generator=g).to(backend)
-    temb = torch.randn(B, S if per_token else 1, 6 * D, generator=g).to(backend)
-    rope = model.rope(args[0], LTX_F, LTX_H, LTX_W, (8 / 25, 32, 32))
+    h, enc, temb, rope = ltx_block_inputs(model, args, per_token)
     with torch.no_grad():
         ref_block = block(h, enc, temb, rope)
         out_block = torch.compile(block, fullgraph=True)(h, enc, temb, rope)
     assert rel_err(out_block, ref_block) < FP32_RTOL
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("per_token", [False, True], ids=["per_sample", "per_token"])
+def test_ltx_compile_repeated_blocks(backend, per_token):
+    """Regional compilation (`compile_repeated_blocks`: `block.compile(fullgraph=True)` for
+    each block) of the injected model: the transformer forward calls the compiled blocks with
+    the pending feed-forward residual, without graph breaks; the fused ops stay in the graphs,
+    same output. The first block (no pending residual) and the others are two graphs; a second
+    forward compiles nothing more."""
+    kernel = load_kernel(backend)
+    model = tiny_ltx()
+    kernel.integrations.inject_ltx_video(model)
+    model = model.to(backend)
+    args, kw = ltx_inputs(torch.float32, backend, per_token)
+    ref = run(model, args, kw)
+
+    torch._dynamo.reset()
+    model.compile_repeated_blocks(fullgraph=True)
+    assert rel_err(run(model, args, kw), ref) < FP32_RTOL
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        calls = {op: count_ops(lambda: run(model, args, kw), op) for op in LTX_CALLS}
+    assert calls == LTX_CALLS
+    torch._dynamo.reset()
 
 
 # ---- FLUX --------------------------------------------------------------------------------------

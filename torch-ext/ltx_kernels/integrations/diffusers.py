@@ -7,7 +7,10 @@ Forwards are replaced per instance (`module.forward = MethodType(...)`, as `kern
 does) and attention goes through a processor object set with `attn.set_processor`, so nothing
 outside the one model changes, `torch.compile(fullgraph=True)` traces straight through (the ops
 are custom ops with fake impls), and no device is captured: the ops dispatch on the tensors'
-device, so the model may be moved or offloaded afterwards.
+device, so the model may be moved or offloaded afterwards. The LTX-Video transformer's forward
+also fuses a step across blocks (each block's last residual with the next block's first norm):
+it still calls every block as a module, passing keyword-only extras that only the injected
+block forward takes, so blocks can be compiled one by one.
 
 Every replaced step keeps the module's own formula as a fallback for what the kernels do not
 compute in the module's dtype (a modulation in another dtype than the hidden states, a norm
@@ -110,17 +113,21 @@ def _modulated_norm(norm: nn.Module, x: torch.Tensor, scale: torch.Tensor,
 
 
 def _residual_modulated_norm(norm: nn.Module, x: torch.Tensor, y: torch.Tensor,
-                             scale: torch.Tensor, shift: torch.Tensor
+                             scale: torch.Tensor, shift: torch.Tensor,
+                             gate: Optional[torch.Tensor] = None
                              ) -> Tuple[torch.Tensor, torch.Tensor]:
-    """`x = x + y; h = norm(x) * (1 + scale) + shift`, both returned, in one pass
-    (`gated_residual_adaln` without a gate) where the kernel gives the module's dtypes."""
+    """`x = x + y [* gate]; h = norm(x) * (1 + scale) + shift`, both returned, in one pass
+    (`gated_residual_adaln`) where the kernel gives the module's dtypes; else the residual
+    step (`_gated_add` with a gate) then `_modulated_norm`, as the unfused steps compute it."""
     args = _adaln_args(norm, x, scale)
-    if (args is None or shift.dtype != scale.dtype or y.dtype != x.dtype or y.shape != x.shape
-            or not _rows_ok(x, y, scale, shift)):
-        x = x + y
-        return x, norm(x) * (1 + scale) + shift
+    gate_ok = gate is None or (gate.dtype == scale.dtype and gate.device == x.device
+                               and _rows_ok(gate))
+    if (args is None or not gate_ok or shift.dtype != scale.dtype or y.dtype != x.dtype
+            or y.shape != x.shape or not _rows_ok(x, y, scale, shift)):
+        x = x + y if gate is None else _gated_add(x, y, gate)
+        return x, _modulated_norm(norm, x, scale, shift)
     kind, weight, bias, eps = args
-    return gated_residual_adaln(x, y, None, scale, shift, norm=kind, weight=weight, bias=bias,
+    return gated_residual_adaln(x, y, gate, scale, shift, norm=kind, weight=weight, bias=bias,
                                 eps=eps)
 
 
@@ -293,12 +300,26 @@ class LTXVideoKernelAttnProcessor(_KernelAttnProcessor):
 
 
 def _ltx_block_forward(self, hidden_states, encoder_hidden_states, temb, image_rotary_emb=None,
-                       encoder_attention_mask=None):
+                       encoder_attention_mask=None, *, ltx_pending=None, ltx_defer=False):
     """`LTXVideoTransformerBlock.forward`: norm1 + modulation -> `adaln`; `x + attn1 * gate`
     and `x + ff * gate` -> `addcmul` (one pass); `x + attn2` then norm2 + modulation ->
     `gated_residual_adaln`. The modulation (`scale_shift_table + temb`) is `[B, 1, D]` per
     sample or `[B, S, D]` per token, views into one `[B, T, 6, D]` tensor (the kernels read
-    them by strides)."""
+    them by strides).
+
+    Two keyword-only extras let the injected transformer forward fuse the feed-forward
+    residual of one block with the norm that follows it (the next block's norm1, or the
+    output head), still calling each block as a module (so `block.compile()` and diffusers'
+    `compile_repeated_blocks` keep working):
+
+    - `ltx_pending=(ff_output, gate)`: hidden_states still lacks the previous block's
+      `+ ff_output * gate`; it is applied together with norm1 + modulation in one
+      `gated_residual_adaln` (instead of `adaln`).
+    - `ltx_defer=True`: return `(hidden_states, ff_output, gate_mlp)`, hidden_states without
+      this block's feed-forward residual, for the caller to apply (fused).
+
+    Without them the block returns diffusers' result, `hidden_states` with every residual.
+    """
     batch_size = hidden_states.size(0)
     num_ada_params = self.scale_shift_table.shape[0]
     ada_values = self.scale_shift_table[None, None].to(temb.device) + temb.reshape(
@@ -306,7 +327,12 @@ def _ltx_block_forward(self, hidden_states, encoder_hidden_states, temb, image_r
     )
     shift_msa, scale_msa, gate_msa, shift_mlp, scale_mlp, gate_mlp = ada_values.unbind(dim=2)
 
-    norm_hidden_states = _modulated_norm(self.norm1, hidden_states, scale_msa, shift_msa)
+    if ltx_pending is None:
+        norm_hidden_states = _modulated_norm(self.norm1, hidden_states, scale_msa, shift_msa)
+    else:
+        ff_output, gate = ltx_pending
+        hidden_states, norm_hidden_states = _residual_modulated_norm(
+            self.norm1, hidden_states, ff_output, scale_msa, shift_msa, gate)
     attn_hidden_states = self.attn1(hidden_states=norm_hidden_states, encoder_hidden_states=None,
                                     image_rotary_emb=image_rotary_emb)
     hidden_states = _gated_add(hidden_states, attn_hidden_states, gate_msa)
@@ -317,17 +343,32 @@ def _ltx_block_forward(self, hidden_states, encoder_hidden_states, temb, image_r
         self.norm2, hidden_states, attn_hidden_states, scale_mlp, shift_mlp)
 
     ff_output = self.ff(norm_hidden_states)
+    if ltx_defer:
+        return hidden_states, ff_output, gate_mlp
     return _gated_add(hidden_states, ff_output, gate_mlp)
+
+
+def _ltx_defers(block: nn.Module) -> bool:
+    """Whether `block` runs `_ltx_block_forward` directly and so takes `ltx_pending` /
+    `ltx_defer`. A forward wrapped after the injection (a caching hook such as diffusers'
+    first-block cache, an offloading hook) may read the block's output as the hidden states,
+    so such a block is called as diffusers calls it."""
+    return getattr(block.forward, "__func__", None) is _ltx_block_forward
 
 
 def _ltx_transformer_forward(self, hidden_states, encoder_hidden_states, timestep,
                              encoder_attention_mask, num_frames=None, height=None, width=None,
                              rope_interpolation_scale=None, video_coords=None,
                              attention_kwargs=None, return_dict=True):
-    """`LTXVideoTransformer3DModel.forward` with the output head (LayerNorm without affine, then
-    `* (1 + scale) + shift`) in one `adaln(norm="layer")`. A LoRA scale in `attention_kwargs`
-    or gradient checkpointing in training run diffusers' own forward (with the injected
-    blocks), which handles them."""
+    """`LTXVideoTransformer3DModel.forward` with each block's feed-forward residual
+    (`x + ff * gate_mlp`) fused across blocks: with the next block's norm1 + modulation, and
+    for the last block with the output head (LayerNorm without affine, then
+    `* (1 + scale) + shift`), each one `gated_residual_adaln` (the blocks are still called as
+    modules, with `ltx_pending` / `ltx_defer`, see `_ltx_block_forward`). A block whose forward
+    was wrapped after the injection (a hook) gets the residual applied first and is called as
+    diffusers calls it. A LoRA scale in `attention_kwargs` or gradient checkpointing in
+    training run diffusers' own forward (with the injected blocks, unfused across them), which
+    handles them."""
     lora_scale = attention_kwargs.get("scale", 1.0) if attention_kwargs else 1.0
     if lora_scale != 1.0 or (torch.is_grad_enabled() and self.gradient_checkpointing):
         return type(self).forward(self, hidden_states, encoder_hidden_states, timestep,
@@ -350,7 +391,21 @@ def _ltx_transformer_forward(self, hidden_states, encoder_hidden_states, timeste
     encoder_hidden_states = self.caption_projection(encoder_hidden_states)
     encoder_hidden_states = encoder_hidden_states.view(batch_size, -1, hidden_states.size(-1))
 
+    # Each block's feed-forward residual `+ ff_output * gate_mlp` is left pending and applied
+    # by the next block fused with its norm1, or after the last block fused with the head.
+    pending = None
     for block in self.transformer_blocks:
+        if _ltx_defers(block):
+            hidden_states, ff_output, gate_mlp = block(
+                hidden_states=hidden_states, encoder_hidden_states=encoder_hidden_states,
+                temb=temb, image_rotary_emb=image_rotary_emb,
+                encoder_attention_mask=encoder_attention_mask, ltx_pending=pending,
+                ltx_defer=True)
+            pending = (ff_output, gate_mlp)
+            continue
+        if pending is not None:
+            hidden_states = _gated_add(hidden_states, *pending)
+            pending = None
         hidden_states = block(hidden_states=hidden_states,
                               encoder_hidden_states=encoder_hidden_states, temb=temb,
                               image_rotary_emb=image_rotary_emb,
@@ -358,7 +413,12 @@ def _ltx_transformer_forward(self, hidden_states, encoder_hidden_states, timeste
 
     scale_shift_values = self.scale_shift_table[None, None] + embedded_timestep[:, :, None]
     shift, scale = scale_shift_values[:, :, 0], scale_shift_values[:, :, 1]
-    hidden_states = _modulated_norm(self.norm_out, hidden_states, scale, shift)
+    if pending is None:
+        hidden_states = _modulated_norm(self.norm_out, hidden_states, scale, shift)
+    else:
+        ff_output, gate_mlp = pending
+        _, hidden_states = _residual_modulated_norm(self.norm_out, hidden_states, ff_output,
+                                                    scale, shift, gate_mlp)
     output = self.proj_out(hidden_states)
     if not return_dict:
         return (output,)
@@ -370,7 +430,9 @@ LTX_KINDS = {
     "attn": "LTXAttention processor: norm_q/norm_k + rope -> rms_norm_rope_qk (rms_norm without "
             "rope)",
     "gelu": "GELU(tanh) feed-forward activation -> gelu_tanh",
-    "head": "output head: LayerNorm + modulation -> adaln(norm='layer')",
+    "head": "output head: LayerNorm + modulation -> adaln / gated_residual_adaln(norm='layer')",
+    "xblock": ("feed-forward residual + next norm1 / output head -> gated_residual_adaln "
+               "(across blocks)"),
 }
 
 
@@ -379,12 +441,20 @@ def inject_ltx_video(transformer, *, verbose: bool = False) -> InjectionReport:
     kernels, in place:
 
     - each `LTXVideoTransformerBlock`: norm1 + modulation -> `adaln`; the attn2 residual and
-      norm2 + modulation -> `gated_residual_adaln`; the gated residuals -> one `addcmul`;
+      norm2 + modulation -> `gated_residual_adaln`; the gated residuals -> one `addcmul`
+      (the feed-forward one only where it is not fused across blocks, below);
     - each `LTXAttention` (default processor only): `norm_q` / `norm_k` + rope ->
       `rms_norm_rope_qk` (across heads, interleaved, q and k in one call) with rope, `rms_norm`
       without (attn2);
     - each feed-forward `GELU(approximate="tanh")` -> `gelu_tanh`;
-    - the output head: LayerNorm + `* (1 + scale) + shift` -> `adaln(norm="layer")`.
+    - the output head: LayerNorm + `* (1 + scale) + shift` -> `adaln(norm="layer")`, or
+      with the last block's feed-forward residual `gated_residual_adaln(norm="layer")`;
+    - across blocks (the model's forward): each block's gated feed-forward residual is
+      applied by the next block together with its norm1 + modulation, and the last block's
+      together with the output head, each in one `gated_residual_adaln`; so a forward runs
+      `adaln` once (the first norm1). A block called on its own, by diffusers' forward (LoRA
+      scale, gradient checkpointing), or wrapped by a hook set after the injection (caching,
+      block-level group offloading) applies its feed-forward residual with `addcmul`.
 
     Weight-less norms, per-sample (`temb` `[B, 1, ...]`) and per-token (`[B, S, ...]`)
     timesteps are handled. Call it before `enable_model_cpu_offload()` and before
@@ -410,6 +480,10 @@ def inject_ltx_video(transformer, *, verbose: bool = False) -> InjectionReport:
         else:
             model._ltx_kernels_output_cls = out_cls
             _set_forward(model, _ltx_transformer_forward, report, LTX_KINDS["head"])
+            n_blocks = sum(type(b).__name__ == "LTXVideoTransformerBlock"
+                           for b in getattr(model, "transformer_blocks", ()))
+            if n_blocks:
+                report.add(LTX_KINDS["xblock"], n_blocks)
     if report.total == 0:
         raise ValueError(f"inject_ltx_video: no LTX-Video module in {type(model).__name__}")
     if verbose:
