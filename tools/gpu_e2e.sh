@@ -10,6 +10,7 @@
 #   llama      LLaMA-8B-sized prefill of 4096 tokens, the four configurations, profiled
 #   13b        the 13B LTX transformer, eager and kernels (5 steps)
 #   slow       the slow-marked tests
+#   tests      $TESTS (pytest arguments) first, e.g. the tests of what changed since the last run
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -30,15 +31,27 @@ quiet() { grep --line-buffered -v -e "^WARNING:kernels" -e "built from a dirty g
   -e "should be kept in float32" -e "_warn_once" -e "Profiler clears events"; }
 LTX=(--num-frames 49 --height 512 --width 768 --batch-size 1 --cfg --steps 10
      --warmup-iterations 2 --no-progress)
+merge() {  # every run's JSON so far into $OUT/e2e.json (kept if the lease's limit hits)
+  python3 - "$J" "$OUT/e2e.json" <<'PY'
+import json, sys
+from pathlib import Path
+runs = {p.stem: json.loads(p.read_text()) for p in sorted(Path(sys.argv[1]).glob("*.json"))}
+Path(sys.argv[2]).write_text(json.dumps(runs, indent=1))
+PY
+}
 run() {  # name, command...: runs it, appends to $OUT/e2e.log, keeps the worst status
   local name=$1; shift
-  echo "== $name: $*" | tee -a "$OUT/e2e.log"
+  echo "== $name: $* ($(date +%T))" | tee -a "$OUT/e2e.log"
   "$@" 2>&1 | quiet | tee -a "$OUT/e2e.log"
   [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "== $name FAILED" | tee -a "$OUT/e2e.log"; status=1; }
+  merge
 }
+has tests && run tests python3 -m pytest -q -p no:cacheprovider ${TESTS:-tests}
 has slow && run slow-tests python3 -m pytest -q -p no:cacheprovider -m slow tests
 has ltx && run ltx2b python3 scripts/benchmark_example.py "${LTX[@]}" --all-configs --profile \
   --json "$J/ltx2b.json"
+has llama && run llama8b python3 scripts/benchmark_transformers.py --seq-len 4096 \
+  --no-progress --profile --json "$J/llama8b.json"
 base=(); [[ -f "$J/ltx2b.json" ]] && base=(--baseline-json "$J/ltx2b.json")
 for k in no-use-optimized-kernels use-optimized-kernels; do
   has blocks && run "ltx2b-blocks-${k%%-*}" python3 scripts/benchmark_example.py "${LTX[@]}" \
@@ -47,15 +60,6 @@ for k in no-use-optimized-kernels use-optimized-kernels; do
     --compile --compile-mode reduce-overhead --$k "${base[@]}" \
     --json "$J/ltx2b-cg-${k%%-*}.json"
 done
-has llama && run llama8b python3 scripts/benchmark_transformers.py --seq-len 4096 \
-  --no-progress --profile --json "$J/llama8b.json"
 has 13b && run ltx13b python3 scripts/benchmark_example.py "${LTX[@]}" --model-size 13b \
   --use-optimized-kernels --compare --steps 5 --json "$J/ltx13b.json"
-python3 - "$J" "$OUT/e2e.json" <<'PY'
-import json, sys
-from pathlib import Path
-runs = {p.stem: json.loads(p.read_text()) for p in sorted(Path(sys.argv[1]).glob("*.json"))}
-Path(sys.argv[2]).write_text(json.dumps(runs, indent=1))
-print(f"merged {len(runs)} runs into {sys.argv[2]}")
-PY
 exit $status
