@@ -348,11 +348,28 @@ def _ltx_block_forward(self, hidden_states, encoder_hidden_states, temb, image_r
     return _gated_add(hidden_states, ff_output, gate_mlp)
 
 
+def _realized(tables: Tuple[torch.Tensor, torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The rope tables as views with explicit strides (free in eager). The tables are pointwise
+    results of the rope module; under torch.compile inductor can materialize such a result
+    again for every custom op that reads it (seen with torch 2.11 on the H200: a 24 us copy
+    of the fp32 tables before each block's `rms_norm_rope_qk`), while an `as_strided` view
+    makes it compute them into one buffer that every block reads."""
+    return tuple(t.as_strided(t.shape, t.stride()) for t in tables)
+
+
 def _ltx_defers(block: nn.Module) -> bool:
     """Whether `block` runs `_ltx_block_forward` directly and so takes `ltx_pending` /
     `ltx_defer`. A forward wrapped after the injection (a caching hook such as diffusers'
     first-block cache, an offloading hook) may read the block's output as the hidden states,
-    so such a block is called as diffusers calls it."""
+    so such a block is called as diffusers calls it.
+
+    Eagerly this is the bound forward itself. Under torch.compile `block.forward` can resolve
+    to the class's function (torch 2.11 does), so there the mark `inject_ltx_video` leaves on
+    the block is read instead, with the attributes diffusers' and accelerate's hooks set."""
+    if torch.compiler.is_compiling():
+        return (getattr(block, "_ltx_kernels_defers", False)
+                and getattr(block, "_diffusers_hook", None) is None
+                and getattr(block, "_hf_hook", None) is None)
     return getattr(block.forward, "__func__", None) is _ltx_block_forward
 
 
@@ -376,8 +393,8 @@ def _ltx_transformer_forward(self, hidden_states, encoder_hidden_states, timeste
                                   rope_interpolation_scale, video_coords,
                                   attention_kwargs=attention_kwargs, return_dict=return_dict)
 
-    image_rotary_emb = self.rope(hidden_states, num_frames, height, width,
-                                 rope_interpolation_scale, video_coords)
+    image_rotary_emb = _realized(self.rope(hidden_states, num_frames, height, width,
+                                           rope_interpolation_scale, video_coords))
     if encoder_attention_mask is not None and encoder_attention_mask.ndim == 2:
         encoder_attention_mask = (1 - encoder_attention_mask.to(hidden_states.dtype)) * -10000.0
         encoder_attention_mask = encoder_attention_mask.unsqueeze(1)
@@ -467,6 +484,7 @@ def inject_ltx_video(transformer, *, verbose: bool = False) -> InjectionReport:
         cls = type(m).__name__
         if cls == "LTXVideoTransformerBlock":
             _set_forward(m, _ltx_block_forward, report, LTX_KINDS["block"])
+            m._ltx_kernels_defers = True  # see _ltx_defers
         elif cls == "LTXAttention":
             _set_processor(m, LTXVideoKernelAttnProcessor, "LTXVideoAttnProcessor", report,
                            LTX_KINDS["attn"])
