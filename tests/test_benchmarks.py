@@ -63,3 +63,20 @@ def test_kernels_benchmark_workloads():
                 assert torch.allclose(inst.out, ref, atol=1e-2), f"{script.name}: {name}"
                 n += 1
     assert n >= 10
+
+
+def test_sanitize_ops_calls(monkeypatch):
+    """tools/sanitize_ops.py (run under compute-sanitizer on a GPU) makes valid calls: every one
+    of them runs on the CPU (bf16; fp16 and fp32 take the same calls)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import sanitize_ops
+
+    monkeypatch.setattr(sanitize_ops, "DEVICE", "cpu")
+    k = load_kernel("cpu")
+    n = 0
+    for fn in sanitize_ops.OPS.values():
+        for shape in sanitize_ops.SHAPES:
+            for _, x in sanitize_ops.views(shape, torch.bfloat16):
+                fn(k, x)
+                n += 1
+    assert n == len(sanitize_ops.OPS) * len(sanitize_ops.SHAPES) * 3

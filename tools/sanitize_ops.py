@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
+DEVICE = "cuda"  # tests/test_benchmarks.py runs the same calls on the CPU to keep them valid
 
 
 def load():
@@ -32,16 +33,16 @@ def load():
 def views(shape, dtype):
     """contiguous, misaligned (starts one element in) and strided-rows versions of `shape`."""
     *lead, D = shape
-    yield "contiguous", torch.randn(shape, dtype=dtype, device="cuda")
-    yield "misaligned", torch.randn(*lead, D + 1, dtype=dtype, device="cuda")[..., 1:]
-    yield "strided", torch.randn(*lead, D + 8, dtype=dtype, device="cuda")[..., :D]
+    yield "contiguous", torch.randn(shape, dtype=dtype, device=DEVICE)
+    yield "misaligned", torch.randn(*lead, D + 1, dtype=dtype, device=DEVICE)[..., 1:]
+    yield "strided", torch.randn(*lead, D + 8, dtype=dtype, device=DEVICE)[..., :D]
 
 
 SHAPES = [(3, 7), (1, 2048), (4, 770), (2, 5, 3072), (2, 128), (1, 70000)]
 
 
 def rnd(*shape, dtype=torch.float32):
-    return torch.randn(*shape, dtype=dtype, device="cuda")
+    return torch.randn(*shape, dtype=dtype, device=DEVICE)
 
 
 def run_rms_norm(k, x):
@@ -86,10 +87,17 @@ def run_rope(k, x):
             k.rope(x, cos, sin, interleaved=inter)
             k.rope(x, cos.to(x.dtype), sin.to(x.dtype), interleaved=inter)
             k.rms_norm_rope(x, rnd(D, dtype=x.dtype), cos, sin, 1e-5, interleaved=inter)
+            # q and k of one shape (one launch for both), and k of a different layout
+            k.rms_norm_rope_qk(x, torch.randn_like(x), rnd(D, dtype=x.dtype), None, cos, sin,
+                               1e-5, interleaved=inter)
     if D % 4 == 0:  # per head: two heads of D/2
         cos, sin = rnd(*lead, 1, D // 2), rnd(*lead, 1, D // 2)
         k.rms_norm_rope(x, rnd(D // 2), cos, sin, 1e-6, interleaved=False, per_head=True,
                         num_heads=2)
+        # GQA-like: q with two heads, k with one (a strided view of x): one after the other
+        k.rms_norm_rope_qk(x.unflatten(-1, (2, D // 2)), x[..., : D // 2].unsqueeze(-2),
+                           rnd(D // 2), rnd(D // 2), cos, sin, 1e-6, interleaved=True,
+                           per_head=True)
 
 
 OPS = {
