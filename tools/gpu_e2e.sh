@@ -11,6 +11,8 @@
 #   13b        the 13B LTX transformer, eager and kernels (5 steps)
 #   slow       the slow-marked tests
 #   tests      $TESTS (pytest arguments) first, e.g. the tests of what changed since the last run
+#   sanitize   compute-sanitizer memcheck and racecheck over tools/sanitize_ops.py $SANITIZE
+#              (op families; all when empty)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -60,6 +62,12 @@ for k in no-use-optimized-kernels use-optimized-kernels; do
     --compile --compile-mode reduce-overhead --$k "${base[@]}" \
     --json "$J/ltx2b-cg-${k%%-*}.json"
 done
+if has sanitize; then
+  for tool in memcheck racecheck; do
+    run "sanitize-$tool" compute-sanitizer --tool $tool --error-exitcode 9 \
+      python3 tools/sanitize_ops.py ${SANITIZE:-}
+  done
+fi
 has 13b && run ltx13b python3 scripts/benchmark_example.py "${LTX[@]}" --model-size 13b \
   --use-optimized-kernels --compare --steps 5 --json "$J/ltx13b.json"
 exit $status

@@ -109,16 +109,22 @@ OPS = {
 
 
 def main() -> int:
+    """Every op family, or those named in the arguments (e.g. `rope rms_norm`)."""
+    unknown = [a for a in sys.argv[1:] if a not in OPS]
+    if unknown:
+        raise SystemExit(f"unknown op families {unknown}; choose from {list(OPS)}")
     k = load()
     n = 0
     for name, fn in OPS.items():
+        if sys.argv[1:] and name not in sys.argv[1:]:
+            continue
         for dtype in (torch.float32, torch.float16, torch.bfloat16):
             for shape in SHAPES:
                 for layout, x in views(shape, dtype):
                     fn(k, x)
                     n += 1
     torch.cuda.synchronize()
-    print(f"sanitize_ops: {n} op calls over {len(OPS)} op families finished")
+    print(f"sanitize_ops: {n} op calls over {len(sys.argv[1:]) or len(OPS)} op families finished")
     return 0
 
 
