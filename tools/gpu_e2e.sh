@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end runs for issue 5 on a GPU machine: one log ($OUT/e2e.log) and every run's JSON
-# merged into $OUT/e2e.json ($OUT defaults to ./out). PARTS picks what runs (default
-# "ltx blocks llama"):
+# merged into $OUT/e2e.json ($OUT defaults to ./out). PARTS picks what runs, in its order
+# (default "ltx llama blocks"):
 #   ltx        LTX-Video 2B transformer, 49 frames 768x512, batch 1 x2 (CFG), bf16, 10 steps,
 #              eager / compile / kernels / kernels+compile (whole model compiled), profiled
 #   blocks     compile and kernels+compile with each block compiled (diffusers'
@@ -24,13 +24,13 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
 fi
 export LTX_CUDA_CAPABILITIES=${LTX_CUDA_CAPABILITIES:-9.0}
-PARTS=" ${PARTS:-ltx blocks llama} "
+PARTS=${PARTS:-ltx llama blocks}
 J=$(mktemp -d)  # per-run JSON, merged at the end (few files come back from a lease)
-has() { [[ "$PARTS" == *" $1 "* ]]; }
 status=0
 python3 tools/build.py --backends cuda,cpu -j 16 2>&1 | tail -1 || exit 1
 quiet() { grep --line-buffered -v -e "^WARNING:kernels" -e "built from a dirty git tree" \
-  -e "should be kept in float32" -e "_warn_once" -e "Profiler clears events"; }
+  -e "should be kept in float32" -e "_warn_once" -e "Profiler clears events" \
+  -e "No kernel mapping found for layer"; }
 LTX=(--num-frames 49 --height 512 --width 768 --batch-size 1 --cfg --steps 10
      --warmup-iterations 2 --no-progress)
 merge() {  # every run's JSON so far into $OUT/e2e.json (kept if the lease's limit hits)
@@ -48,26 +48,41 @@ run() {  # name, command...: runs it, appends to $OUT/e2e.log, keeps the worst s
   [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "== $name FAILED" | tee -a "$OUT/e2e.log"; status=1; }
   merge
 }
-has tests && run tests python3 -m pytest -q -p no:cacheprovider ${TESTS:-tests}
-has slow && run slow-tests python3 -m pytest -q -p no:cacheprovider -m slow tests
-has ltx && run ltx2b python3 scripts/benchmark_example.py "${LTX[@]}" --all-configs --profile \
-  --json "$J/ltx2b.json"
-has llama && run llama8b python3 scripts/benchmark_transformers.py --seq-len 4096 \
-  --no-progress --profile --json "$J/llama8b.json"
-base=(); [[ -f "$J/ltx2b.json" ]] && base=(--baseline-json "$J/ltx2b.json")
-for k in no-use-optimized-kernels use-optimized-kernels; do
-  has blocks && run "ltx2b-blocks-${k%%-*}" python3 scripts/benchmark_example.py "${LTX[@]}" \
-    --compile --compile-scope blocks --$k "${base[@]}" --json "$J/ltx2b-blocks-${k%%-*}.json"
-  has cudagraphs && run "ltx2b-cg-${k%%-*}" python3 scripts/benchmark_example.py "${LTX[@]}" \
-    --compile --compile-mode reduce-overhead --$k "${base[@]}" \
-    --json "$J/ltx2b-cg-${k%%-*}.json"
-done
-if has sanitize; then
+part_tests() { run tests python3 -m pytest -q -p no:cacheprovider ${TESTS:-tests}; }
+part_slow() { run slow-tests python3 -m pytest -q -p no:cacheprovider -m slow tests; }
+part_ltx() {
+  run ltx2b python3 scripts/benchmark_example.py "${LTX[@]}" --all-configs --profile \
+    --json "$J/ltx2b.json"
+}
+part_llama() {
+  run llama8b python3 scripts/benchmark_transformers.py --seq-len 4096 --no-progress \
+    --profile --json "$J/llama8b.json"
+}
+baseline() { [[ -f "$J/ltx2b.json" ]] && echo --baseline-json "$J/ltx2b.json"; }
+part_blocks() {
+  for k in no-use-optimized-kernels use-optimized-kernels; do
+    run "ltx2b-blocks-${k%%-*}" python3 scripts/benchmark_example.py "${LTX[@]}" --compile \
+      --compile-scope blocks --$k $(baseline) --json "$J/ltx2b-blocks-${k%%-*}.json"
+  done
+}
+part_cudagraphs() {
+  for k in no-use-optimized-kernels use-optimized-kernels; do
+    run "ltx2b-cg-${k%%-*}" python3 scripts/benchmark_example.py "${LTX[@]}" --compile \
+      --compile-mode reduce-overhead --$k $(baseline) --json "$J/ltx2b-cg-${k%%-*}.json"
+  done
+}
+part_sanitize() {
   for tool in memcheck racecheck; do
     run "sanitize-$tool" compute-sanitizer --tool $tool --error-exitcode 9 \
       python3 tools/sanitize_ops.py ${SANITIZE:-}
   done
-fi
-has 13b && run ltx13b python3 scripts/benchmark_example.py "${LTX[@]}" --model-size 13b \
-  --use-optimized-kernels --compare --steps 5 --json "$J/ltx13b.json"
+}
+part_13b() {
+  run ltx13b python3 scripts/benchmark_example.py "${LTX[@]}" --model-size 13b \
+    --use-optimized-kernels --compare --steps 5 --json "$J/ltx13b.json"
+}
+for part in $PARTS; do  # in the order given
+  declare -F "part_$part" >/dev/null || { echo "unknown part $part"; exit 2; }
+  "part_$part"
+done
 exit $status
