@@ -37,7 +37,8 @@ struct RmsNormParams {
   float eps;
   bool round_before_weight;  // LlamaRMSNorm: weight * x_normed.to(x.dtype)
   // Cached path: load the weight with the row, before the reduction, so that its latency is
-  // not paid after it (small, latency-bound shapes). LTX_PRELOAD_WEIGHT=0 turns it off.
+  // not paid after it (small, latency-bound shapes). Off by default until it is measured
+  // against the old order (PERFORMANCE.md, change 7); LTX_PRELOAD_WEIGHT=1 turns it on.
   bool preload_weight;
 };
 
@@ -159,7 +160,7 @@ void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
   p.group = cfg.group;
   p.rows_per_block = cfg.rows_per_block;
   p.inv_d = 1.f / static_cast<float>(p.D);
-  static const bool preload = env_flag("LTX_PRELOAD_WEIGHT", true);
+  static const bool preload = env_flag("LTX_PRELOAD_WEIGHT", false);
   p.preload_weight = preload;
   launch_rows<V>(vec, cfg, p.rows, p, stream, [](auto vec_c, auto chunks_c) {
     return rms_norm_kernel<T, W, O, decltype(vec_c)::value, decltype(chunks_c)::value, ADD>;

@@ -361,8 +361,8 @@ def test_rms_norm_long_rows(kernel, device, dtype, D):
 
 @pytest.mark.skipif(not HAS_CUDA, reason="CUDA only: the weight preload is a CUDA-kernel switch")
 def test_weight_preload_switch():
-    """LTX_PRELOAD_WEIGHT=0 (read once per process, hence a subprocess) takes the weight-load
-    order the default replaced; both orders give the same bits."""
+    """LTX_PRELOAD_WEIGHT=1 (read once per process, hence a subprocess) loads the weight before
+    the reduction instead of at the write (the default, 0); both orders give the same bits."""
     import os
     import subprocess
     import sys
