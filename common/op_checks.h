@@ -482,6 +482,17 @@ inline RopeTables check_rope_args(const at::Tensor& out, const at::Tensor& x, co
   return t;
 }
 
+// q and k of the *_qk ops: each a float input, on one device, of one dtype and last dim.
+inline void check_qk_pair(const at::Tensor& q, const at::Tensor& k) {
+  check_input(q, "q");
+  check_input(k, "k");
+  check_same_device(k, q, "k", "q");
+  LTX_CHECK(k.scalar_type() == q.scalar_type(), "k: dtype must match q (",
+              dtype_name(q.scalar_type()), "), got ", dtype_name(k.scalar_type()));
+  LTX_CHECK(k.size(-1) == q.size(-1), "k: last dim must match q's (", q.size(-1), "), got ",
+              k.size(-1));
+}
+
 // rope_qk: q and k of one dtype and head dim (their head counts may differ), one cos / sin
 // broadcast against each. Returns the tables for q's rows and for k's.
 struct RopeQkTables {
@@ -491,13 +502,7 @@ struct RopeQkTables {
 inline RopeQkTables check_rope_qk_args(const at::Tensor& q_out, const at::Tensor& k_out,
                                        const at::Tensor& q, const at::Tensor& k,
                                        const at::Tensor& cos, const at::Tensor& sin) {
-  check_input(q, "q");
-  check_input(k, "k");
-  check_same_device(k, q, "k", "q");
-  LTX_CHECK(k.scalar_type() == q.scalar_type(), "k: dtype must match q (",
-              dtype_name(q.scalar_type()), "), got ", dtype_name(k.scalar_type()));
-  LTX_CHECK(k.size(-1) == q.size(-1), "k: last dim must match q's (", q.size(-1), "), got ",
-              k.size(-1));
+  check_qk_pair(q, k);
   RopeQkTables t{rope_tables(cos, sin, q, "q"), rope_tables(cos, sin, k, "k")};
   check_out(q_out, q, q.scalar_type(), "q_out");
   check_out(k_out, k, k.scalar_type(), "k_out");
@@ -548,13 +553,7 @@ inline NormRopeQkViews check_rms_norm_rope_qk_args(
     const at::Tensor& q_out, const at::Tensor& k_out, const at::Tensor& q, const at::Tensor& k,
     const std::optional<at::Tensor>& q_weight, const std::optional<at::Tensor>& k_weight,
     const at::Tensor& cos, const at::Tensor& sin, double eps, int64_t num_heads) {
-  check_input(q, "q");
-  check_input(k, "k");
-  check_same_device(k, q, "k", "q");
-  LTX_CHECK(k.scalar_type() == q.scalar_type(), "k: dtype must match q (",
-              dtype_name(q.scalar_type()), "), got ", dtype_name(k.scalar_type()));
-  LTX_CHECK(k.size(-1) == q.size(-1), "k: last dim must match q's (", q.size(-1), "), got ",
-              k.size(-1));
+  check_qk_pair(q, k);
   if (q_weight.has_value() && k_weight.has_value()) {
     LTX_CHECK(k_weight->scalar_type() == q_weight->scalar_type(),
                 "k_weight: dtype must match q_weight (", dtype_name(q_weight->scalar_type()),

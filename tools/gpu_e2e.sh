@@ -18,12 +18,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
-fi
-export LTX_CUDA_CAPABILITIES=${LTX_CUDA_CAPABILITIES:-9.0}
+source tools/gpu_env.sh
 PARTS=${PARTS:-ltx llama blocks}
 J=$(mktemp -d)  # per-run JSON, merged at the end (few files come back from a lease)
 status=0

@@ -70,6 +70,13 @@ def rope_qk(
     return q_out, k_out
 
 
+def _heads(per_head: bool, num_heads: Optional[int]) -> int:
+    """The ops' num_heads argument: 1 (the whole last dim, or x already [..., H, Dh])."""
+    if num_heads is not None and not per_head:
+        raise ValueError("num_heads: only meaningful with per_head=True")
+    return int(num_heads) if num_heads is not None else 1
+
+
 def rms_norm_rope(
     x: torch.Tensor,
     weight: Optional[torch.Tensor],
@@ -103,12 +110,10 @@ def rms_norm_rope(
     Returns:
         `out`, x's shape and dtype.
     """
-    if num_heads is not None and not per_head:
-        raise ValueError("num_heads: only meaningful with per_head=True")
     if out is None:
         out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    heads = num_heads if num_heads is not None else 1
-    ops.rms_norm_rope(out, x, weight, cos, sin, float(eps), interleaved, int(heads))
+    ops.rms_norm_rope(out, x, weight, cos, sin, float(eps), interleaved,
+                      _heads(per_head, num_heads))
     return out
 
 
@@ -136,15 +141,13 @@ def rms_norm_rope_qk(
     `eps`, `interleaved`, `per_head` and `num_heads` apply to each of q and k as in
     `rms_norm_rope` (with per_head and num_heads, q's and k's last dims hold num_heads heads
     each). Returns `(q_out, k_out)`."""
-    if num_heads is not None and not per_head:
-        raise ValueError("num_heads: only meaningful with per_head=True")
+    heads = _heads(per_head, num_heads)
     if q_out is None:
         q_out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
     if k_out is None:
         k_out = torch.empty(k.shape, dtype=k.dtype, device=k.device)
-    heads = num_heads if num_heads is not None else 1
     ops.rms_norm_rope_qk(q_out, k_out, q, k, q_weight, k_weight, cos, sin, float(eps),
-                         interleaved, int(heads))
+                         interleaved, heads)
     return q_out, k_out
 
 
