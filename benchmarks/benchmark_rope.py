@@ -1,5 +1,6 @@
-"""`kernels benchmark .` workloads for rope_qk (LLaMA layout, split halves) and rms_norm_rope
-(LTX-Video norm_q + interleaved rope with fp32 cos/sin)."""
+"""`kernels benchmark .` workloads for rope_qk (LLaMA layout, split halves), rms_norm_rope
+(LTX-Video norm_q + interleaved rope with fp32 cos/sin) and rms_norm_rope_qk (LTX-Video q and k
+in one call; the k output is verified)."""
 
 import sys
 from pathlib import Path
@@ -38,6 +39,12 @@ def ltx_ref(i):
     return (x * i["cos"] + rot * i["sin"]).to(i["x"].dtype)
 
 
+def ltx_qk_inputs(dev, dt):
+    i = ltx_inputs(dev, dt)
+    D = i["w"].shape[0]
+    return {**i, "y": randn(i["x"].shape, DTYPES[dt], dev), "w2": randn(D, DTYPES[dt], dev, 0.05) + 0.25}
+
+
 WORKLOADS = []
 for dt in DTYPES:
     WORKLOADS += [
@@ -49,6 +56,10 @@ for dt in DTYPES:
                  lambda k, i: k.rms_norm_rope(i["x"], i["w"], i["cos"], i["sin"], 1e-5,
                                               interleaved=True),
                  ltx_ref),
+        Workload(f"rms_norm_rope_qk_ltx_2x2688x2048_{dt}", lambda dev, d=dt: ltx_qk_inputs(dev, d),
+                 lambda k, i: k.rms_norm_rope_qk(i["x"], i["y"], i["w"], i["w2"], i["cos"],
+                                                 i["sin"], 1e-5, interleaved=True)[1],
+                 lambda i: ltx_ref({**i, "x": i["y"], "w": i["w2"]})),
     ]
 
 RopeBenchmark = benchmark_class("RopeBenchmark", WORKLOADS)
