@@ -42,7 +42,8 @@ def ltx_ref(i):
 def ltx_qk_inputs(dev, dt):
     i = ltx_inputs(dev, dt)
     D = i["w"].shape[0]
-    return {**i, "y": randn(i["x"].shape, DTYPES[dt], dev), "w2": randn(D, DTYPES[dt], dev, 0.05) + 0.25}
+    return {**i, "y": randn(i["x"].shape, DTYPES[dt], dev),
+            "w2": randn(D, DTYPES[dt], dev, 0.05) + 0.25}
 
 
 WORKLOADS = []

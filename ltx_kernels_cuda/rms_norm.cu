@@ -114,7 +114,9 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
 #pragma unroll
       for (int c = 0; c < CHUNKS; ++c) {
         const int idx = c * G + lane;
-        if (active && idx < nvec) wv[c] = *reinterpret_cast<const Vec<W, VEC>*>(p.weight + idx * VEC);
+        if (active && idx < nvec) {
+          wv[c] = *reinterpret_cast<const Vec<W, VEC>*>(p.weight + idx * VEC);
+        }
       }
     }
     ss = group_sum(ss, G, smem);

@@ -107,7 +107,8 @@ def build(args, dtype, weights_dtype=None):
 
 def input_ids(args, vocab_size):
     g = torch.Generator().manual_seed(args.seed + 1)
-    return torch.randint(0, vocab_size, (args.batch_size, args.seq_len), generator=g).to(args.device)
+    ids = torch.randint(0, vocab_size, (args.batch_size, args.seq_len), generator=g)
+    return ids.to(args.device)
 
 
 def reference_logits(args, dtype):

@@ -1,7 +1,8 @@
-"""rope, rope_qk, rms_norm_rope and rms_norm_rope_qk: against float64 references on every backend, dtype, layout,
-pair layout and the DESIGN.md shape list; each target model's real layout and rope tables
-(transformers LLaMA, diffusers LTX-Video and FLUX); partial rotary; broadcast cos / sin;
-opcheck; torch.compile; bad inputs; the transformers layer, through kernelize."""
+"""rope, rope_qk, rms_norm_rope and rms_norm_rope_qk: against float64 references on every
+backend, dtype, layout, pair layout and the DESIGN.md shape list; each target model's real
+layout and rope tables (transformers LLaMA, diffusers LTX-Video and FLUX); partial rotary;
+broadcast cos / sin; opcheck; torch.compile; bad inputs; the transformers layer, through
+kernelize."""
 
 from pathlib import Path
 
