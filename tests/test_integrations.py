@@ -364,6 +364,32 @@ def test_ltx_compile_fullgraph(backend, per_token):
     assert rel_err(out_block, ref_block) < FP32_RTOL
 
 
+@pytest.mark.kernels_ci
+def test_ltx_compile_rope_tables_once(backend):
+    """Under torch.compile of the whole injected model, every block's `rms_norm_rope_qk` reads
+    the same cos / sin buffers: inductor computes the rope tables once per forward. (torch
+    2.11's inductor materialized them again for every block, 24 us each at LTX-Video 2B's size
+    on the H200, until the tables were passed as as_strided views.)"""
+    import re
+
+    from torch._inductor.utils import run_and_get_code
+
+    kernel = load_kernel(backend)
+    model = tiny_ltx()
+    kernel.integrations.inject_ltx_video(model)
+    model = model.to(backend)
+    args, kw = ltx_inputs(torch.float32, backend, per_token=False)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, fullgraph=True)
+    with torch.no_grad():
+        _, codes = run_and_get_code(compiled, *args, **kw)
+    # rms_norm_rope_qk.default(q_out, k_out, q, k, q_weight, k_weight, cos, sin, eps, ...)
+    calls = re.findall(r"rms_norm_rope_qk\.default\((.*)\)", "\n".join(codes))
+    assert len(calls) == LTX_LAYERS
+    tables = {tuple(re.split(r",\s*(?![^()]*\))", c)[6:8]) for c in calls}
+    assert len(tables) == 1, tables
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("per_token", [False, True], ids=["per_sample", "per_token"])
 def test_ltx_compile_repeated_blocks(backend, per_token):
