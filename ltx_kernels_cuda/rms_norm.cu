@@ -36,27 +36,14 @@ struct RmsNormParams {
   float inv_d;         // 1 / D
   float eps;
   bool round_before_weight;  // LlamaRMSNorm: weight * x_normed.to(x.dtype)
-  // Cached path: load the weight with the row, before the reduction, so that its latency is
-  // not paid after it (small, latency-bound shapes). Off by default until it is measured
-  // against the old order (PERFORMANCE.md, change 7); LTX_PRELOAD_WEIGHT=1 turns it on.
-  bool preload_weight;
 };
 
-// `pre`: the weight vector already loaded, or nullptr to load it here.
 template <typename T, typename W, typename O, int VEC>
 __device__ __forceinline__ void rms_norm_write(const RmsNormParams<T, W, O>& p, O* out, int idx,
-                                               const float (&v)[VEC], float inv,
-                                               const Vec<W, VEC>* pre = nullptr) {
+                                               const float (&v)[VEC], float inv) {
   float y[VEC];
   float w[VEC];
-  if (p.weight != nullptr) {
-    if (pre != nullptr) {
-#pragma unroll
-      for (int i = 0; i < VEC; ++i) w[i] = to_float(pre->v[i]);
-    } else {
-      load_floats<W, VEC>(p.weight + idx * VEC, w);
-    }
-  }
+  if (p.weight != nullptr) load_floats<W, VEC>(p.weight + idx * VEC, w);
 #pragma unroll
   for (int i = 0; i < VEC; ++i) {
     float n = v[i] * inv;
@@ -108,25 +95,12 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
 #pragma unroll
       for (int i = 0; i < VEC; ++i) ss += v[c][i] * v[c][i];
     }
-    Vec<W, VEC> wv[CHUNKS];  // raw weight vectors (16-bit weights stay packed)
-    const bool pre = p.preload_weight && p.weight != nullptr;
-    if (pre) {
-#pragma unroll
-      for (int c = 0; c < CHUNKS; ++c) {
-        const int idx = c * G + lane;
-        if (active && idx < nvec) {
-          wv[c] = *reinterpret_cast<const Vec<W, VEC>*>(p.weight + idx * VEC);
-        }
-      }
-    }
     ss = group_sum(ss, G, smem);
     const float inv = rsqrtf(ss * p.inv_d + p.eps);
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
       const int idx = c * G + lane;
-      if (active && idx < nvec) {
-        rms_norm_write<T, W, O, VEC>(p, out, idx, v[c], inv, pre ? &wv[c] : nullptr);
-      }
+      if (active && idx < nvec) rms_norm_write<T, W, O, VEC>(p, out, idx, v[c], inv);
     }
   } else {
     float ss = 0.f;
@@ -162,8 +136,6 @@ void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
   p.group = cfg.group;
   p.rows_per_block = cfg.rows_per_block;
   p.inv_d = 1.f / static_cast<float>(p.D);
-  static const bool preload = env_flag("LTX_PRELOAD_WEIGHT", false);
-  p.preload_weight = preload;
   launch_rows<V>(vec, cfg, p.rows, p, stream, [](auto vec_c, auto chunks_c) {
     return rms_norm_kernel<T, W, O, decltype(vec_c)::value, decltype(chunks_c)::value, ADD>;
   });

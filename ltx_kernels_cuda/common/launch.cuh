@@ -48,12 +48,6 @@ inline int env_int(const char* name, int fallback) {
   return n > 0 ? n : fallback;
 }
 
-// A switch read from the environment: "0" turns it off, anything else (or unset: `fallback`).
-inline bool env_flag(const char* name, bool fallback) {
-  const char* v = std::getenv(name);
-  return v == nullptr || v[0] == '\0' ? fallback : !(v[0] == '0' && v[1] == '\0');
-}
-
 // Aim for a few vectors in flight per thread: enough independent 16-byte loads to cover memory
 // latency, few enough registers for full occupancy. Short rows use sub-warp groups (several
 // rows per warp) so that no lane idles; long rows use up to 1024 threads.
