@@ -301,13 +301,17 @@ def eager_ltx_norm_rope(x, w, cos, sin, eps):
     return (x.float() * cos + x_rot.float() * sin).to(x.dtype)
 
 
+def ltx_tables(B, S, D):
+    """fp32 cos / sin `[B, S, D]` repeated per interleaved pair, as LTX-Video builds them."""
+    ang = torch.rand(B, S, D // 2, device=DEVICE) * 6.28
+    return ang.cos().repeat_interleave(2, -1), ang.sin().repeat_interleave(2, -1)
+
+
 def rms_norm_rope_case(k, lf, shape, dt) -> Case:
     dtype = DTYPES[dt]
     B, S, D = shape
     x, w = rnd(shape, dtype), rnd(D, dtype, 0.1) + 1
-    ang = torch.rand(B, S, D // 2, device=DEVICE) * 6.28
-    cos = ang.cos().repeat_interleave(2, -1)
-    sin = ang.sin().repeat_interleave(2, -1)
+    cos, sin = ltx_tables(B, S, D)
     nbytes = 2 * x.numel() * x.element_size() + 2 * cos.numel() * 4 + D * w.element_size()
     f = eager_ltx_norm_rope
     impls = {
@@ -326,9 +330,7 @@ def rms_norm_rope_qk_case(k, lf, shape, dt) -> Case:
     B, S, D = shape
     q, kk = rnd(shape, dtype), rnd(shape, dtype)
     wq, wk = rnd(D, dtype, 0.1) + 1, rnd(D, dtype, 0.1) + 1
-    ang = torch.rand(B, S, D // 2, device=DEVICE) * 6.28
-    cos = ang.cos().repeat_interleave(2, -1)
-    sin = ang.sin().repeat_interleave(2, -1)
+    cos, sin = ltx_tables(B, S, D)
     nbytes = 4 * q.numel() * q.element_size() + 2 * cos.numel() * 4 + 2 * D * wq.element_size()
     f = eager_ltx_norm_rope
 

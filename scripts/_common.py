@@ -45,6 +45,12 @@ def device_name(device: str) -> str:
     return f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
 
 
+def rel_l2(out: torch.Tensor, ref: torch.Tensor) -> float:
+    """Relative L2 error ||out - ref|| / ||ref||, in float64."""
+    out, ref = out.double(), ref.double()
+    return ((out - ref).norm() / ref.norm().clamp_min(1e-300)).item()
+
+
 def sync(device: str) -> None:
     if torch.device(device).type == "cuda":
         torch.cuda.synchronize(torch.device(device))

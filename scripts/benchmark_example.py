@@ -34,7 +34,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (DTYPES, Timer, default_device, device_name, load_kernel,  # noqa: E402
-                     print_profile, profile_call)
+                     print_profile, profile_call, rel_l2)
 
 # diffusers' LTXVideoTransformer3DModel configs. "2b" is the class's default config (LTX-Video
 # 0.9.x 2B); "13b" the LTX-Video 0.9.7 13B transformer (48 layers, 32 heads x 128 = 4096).
@@ -271,7 +271,7 @@ def check_agreement(results, args):
     limit = 1e-4 if args.dtype == "fp32" else 5e-2
     print("  prediction against eager (relative L2 error, same input):")
     for r in results:
-        err = ((probes[r["config"]] - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+        err = rel_l2(probes[r["config"]], ref)
         r["rel_err_vs_eager"] = err
         print(f"    {r['config']:16s} {err:.2e}{'' if err <= limit else '  <-- TOO LARGE'}")
         if err > limit:

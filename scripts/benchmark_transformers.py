@@ -31,7 +31,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (DTYPES, TRANSFORMERS_LAYERS, Timer, default_device,  # noqa: E402
-                     device_name, load_kernel, print_profile, profile_call,
+                     device_name, load_kernel, print_profile, profile_call, rel_l2,
                      transformers_kernel_mapping)
 
 # Llama-3.1-8B's architecture; "tiny" for CPU smoke tests.
@@ -194,7 +194,7 @@ def check_agreement(results, ref, args):
     logits = {r["config"]: r.pop("_logits") for r in results}
     if ref is None:
         return
-    errs = {c: ((l - ref).norm() / ref.norm().clamp_min(1e-30)).item() for c, l in logits.items()}
+    errs = {c: rel_l2(l, ref) for c, l in logits.items()}
     floor = 1e-4 if args.dtype == "fp32" else 1e-2
     limit = max(2 * errs["eager"], floor) if "eager" in errs else floor
     print(f"  last-position logits against the fp32 reference (relative L2; limit {limit:.2e}):")

@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import DTYPES, default_device, load_kernel  # noqa: E402
+from _common import DTYPES, default_device, load_kernel, rel_l2  # noqa: E402
 from benchmark_example import LATENT_CHANNELS, MODEL_SIZES  # noqa: E402
 
 
@@ -67,7 +67,7 @@ def main(argv=None):
         out = model(x, text, t, mask, **kw)[0]
         ref = reference(x, text, t, mask, **kw)[0]
     diff = (out.float() - ref.float()).abs().max().item()
-    rel = ((out.float() - ref.float()).norm() / ref.float().norm()).item()
+    rel = rel_l2(out, ref)
     print(f"output {tuple(out.shape)} {out.dtype} on {out.device}: max |diff| vs uninjected "
           f"{diff:.3e}, relative {rel:.3e}")
     return diff, rel

@@ -30,7 +30,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (DTYPES, TRANSFORMERS_LAYERS, default_device, load_kernel,  # noqa: E402
-                     transformers_kernel_mapping)
+                     rel_l2, transformers_kernel_mapping)
 
 
 def count_kernel_calls(fn) -> dict:
@@ -41,11 +41,6 @@ def count_kernel_calls(fn) -> dict:
         fn()
     return {e.key.split("::")[-1]: e.count for e in prof.key_averages()
             if e.key.startswith("_ltx_kernels_")}
-
-
-def rel(out, ref) -> float:
-    out, ref = out.double(), ref.double()
-    return ((out - ref).norm() / ref.norm()).item()
 
 
 def llama_config():
@@ -68,7 +63,7 @@ def with_kernelize(kernel, args, dtype, ids):
     with torch.no_grad():
         out, ref = model(ids).logits, reference(ids).logits
         calls = count_kernel_calls(lambda: model(ids))
-    print(f"kernelize: logits relative difference {rel(out, ref):.2e}; kernel calls per "
+    print(f"kernelize: logits relative difference {rel_l2(out, ref):.2e}; kernel calls per "
           f"forward {calls}")
     return model
 
@@ -117,7 +112,7 @@ def falcon(kernel, args, dtype, ids):
     with torch.no_grad():
         out, ref = model(ids).logits, reference(ids).logits
         calls = count_kernel_calls(lambda: model(ids))
-    print(f"Falcon: {n} LayerNorms patched; logits relative difference {rel(out, ref):.2e}; "
+    print(f"Falcon: {n} LayerNorms patched; logits relative difference {rel_l2(out, ref):.2e}; "
           f"kernel calls per forward {calls}")
 
 
