@@ -353,7 +353,10 @@ def _realized(tables: Tuple[torch.Tensor, torch.Tensor]) -> Tuple[torch.Tensor, 
     results of the rope module; under torch.compile inductor can materialize such a result
     again for every custom op that reads it (seen with torch 2.11 on the H200: a 24 us copy
     of the fp32 tables before each block's `rms_norm_rope_qk`), while an `as_strided` view
-    makes it compute them into one buffer that every block reads."""
+    makes it compute them into one buffer that every block reads. Done here, on the rope
+    module's fresh tables, not in the rope ops' wrappers: there the tables may be views with a
+    storage offset (FLUX's text / image rows), which torch 2.11's inductor lowers as offset 0
+    without an explicit offset, and dynamo cannot trace `storage_offset()` to pass one."""
     return tuple(t.as_strided(t.shape, t.stride()) for t in tables)
 
 
