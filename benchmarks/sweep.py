@@ -3,9 +3,11 @@
 
 For each (op, shape, dtype) it times ours and each peer that applies (eager PyTorch, F.rms_norm /
 F.layer_norm, torch.compile of the eager math, Liger-Kernel) with CUDA events, the L2 flushed
-before every repetition, and takes the median (triton.testing.do_bench). GB/s comes from an
-explicit byte model (each input read once, each output written once); the share of a device
-copy is against a device-to-device copy measured in the same run.
+before every repetition (by zeroing a 256 MB buffer as triton.testing.do_bench does, or with
+--flush read by reading it), and takes the median. GB/s comes from an explicit byte model (each
+input read once, each output written once); the share of a device copy is against a 1 GiB
+device-to-device copy measured in the same run; --copy-ref also times a copy of each case's own
+bytes.
 
     python benchmarks/sweep.py --quick            # a two-minute subset
     python benchmarks/sweep.py --ops rms_norm --dtypes bf16 --out bench-results
@@ -45,15 +47,31 @@ def load_kernel():
     return get_kernel(repo_id, version=1)
 
 
+FLUSH = "zero"  # how the L2 is flushed before each repetition: "zero" or "read" (see bench)
+_flush_buf: torch.Tensor | None = None
+
+
+def flush_l2() -> None:
+    """Evicts the L2 (60 MB on an H200) with a 256 MB buffer. "zero" writes it, as
+    triton.testing.do_bench does: the L2 is then full of dirty lines that the timed kernel must
+    write back as it evicts them (extra write traffic, up to the L2's size). "read" reads it
+    (a sum): the L2 is left clean, as after a kernel that only read its inputs."""
+    global _flush_buf
+    if _flush_buf is None:
+        _flush_buf = torch.empty(256 * 2**20 // 4, dtype=torch.int32, device=DEVICE)
+    if FLUSH == "zero":
+        _flush_buf.zero_()
+    else:
+        _flush_buf.sum()
+
+
 def bench(fn: Callable[[], object], graph: bool = True) -> float:
-    """Median GPU time in microseconds, the L2 flushed before each repetition
-    (triton.testing.do_bench zeroes a 256 MB buffer between repetitions).
+    """Median GPU time in microseconds (CUDA events around each repetition, the L2 flushed
+    before each; as triton.testing.do_bench, ~100 ms of repetitions after ~25 ms of warm-up).
 
     With `graph`, the call is captured once in a CUDA graph and its replays are timed, so that
     every implementation is measured by the GPU time of its kernels, without the CPU cost of
     launching them (Python wrappers, guards, Triton launchers differ a lot there)."""
-    from triton.testing import do_bench
-
     run = fn
     if graph:
         side = torch.cuda.Stream()
@@ -66,7 +84,30 @@ def bench(fn: Callable[[], object], graph: bool = True) -> float:
         with torch.cuda.graph(g):
             fn()
         run = g.replay
-    return do_bench(run, warmup=25, rep=100, return_mode="median") * 1e3
+    # Estimate one repetition, then pick the counts (do_bench's 25 ms warm-up, 100 ms timed).
+    run()
+    torch.cuda.synchronize()
+    t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t0.record()
+    for _ in range(5):
+        flush_l2()
+        run()
+    t1.record()
+    torch.cuda.synchronize()
+    est = max(t0.elapsed_time(t1) / 5, 1e-3)  # ms, flush included
+    n_warm, n_rep = max(1, int(25 / est)), max(10, min(int(100 / est), 10000))
+    for _ in range(n_warm):
+        run()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_rep)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_rep)]
+    for s, e in zip(starts, ends):
+        flush_l2()
+        s.record()
+        run()
+        e.record()
+    torch.cuda.synchronize()
+    times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
+    return times[len(times) // 2] * 1e3
 
 
 def copy_bandwidth() -> float:
@@ -379,7 +420,7 @@ TABLE: dict[str, tuple[Callable, list, list]] = {
 
 
 COLORS = {"ltx": "tab:blue", "eager": "tab:orange", "F.rms_norm": "tab:purple",
-          "compile": "tab:green", "liger": "tab:red"}
+          "compile": "tab:green", "liger": "tab:red", "copy": "gray"}
 
 
 def write_outputs(rows: list[dict], out: Path, meta: dict, plot: bool = True) -> None:
@@ -394,7 +435,8 @@ def write_outputs(rows: list[dict], out: Path, meta: dict, plot: bool = True) ->
     impls = [i for i in dict.fromkeys(r["impl"] for r in rows)]
     lines = [f"GPU: {meta['gpu']}; torch {meta['torch']}; {meta['date']}; copy "
              f"{meta['copy_GBps']:.0f} GB/s. Time in us (median of CUDA-graph replays, "
-             f"L2 flushed{', no graphs' if meta.get('no_graph') else ''}), "
+             f"L2 flushed by {meta.get('flush', 'zero')}ing 256 MB"
+             f"{', no graphs' if meta.get('no_graph') else ''}), "
              "share of the copy bandwidth in brackets; last column: best peer time / ours.", "",
              "| op | shape | dtype | MB | " + " | ".join(impls) + " | speedup |",
              "|" + "---|" * (len(impls) + 5)]
@@ -455,7 +497,16 @@ def main(argv=None) -> int:
                     help="comma-separated implementations to time (default: all)")
     ap.add_argument("--no-graph", action="store_true",
                     help="time direct calls (CPU launch cost included) instead of graph replays")
+    ap.add_argument("--flush", choices=["zero", "read"], default="zero",
+                    help="L2 flush before each repetition: zero a 256 MB buffer (as "
+                         "triton's do_bench; leaves dirty lines) or read it (leaves clean lines)")
+    ap.add_argument("--copy-ref", action="store_true",
+                    help="also time a device copy of each case's bytes (column 'copy': a "
+                         "uint8 copy_, a memcpy node in the graph; on the H200 it ran at "
+                         "~2.6 TB/s at 50-100 MB, slower than the row kernels)")
     args = ap.parse_args(argv)
+    global FLUSH
+    FLUSH = args.flush
     if not torch.cuda.is_available():
         print("sweep.py needs a CUDA GPU", file=sys.stderr)
         return 2
@@ -470,7 +521,7 @@ def main(argv=None) -> int:
     copy_gbps = copy_bandwidth()
     meta = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__,
                 date=datetime.date.today().isoformat(), copy_GBps=copy_gbps,
-                no_graph=args.no_graph)
+                no_graph=args.no_graph, flush=args.flush)
     print(f"# {meta['gpu']} torch {meta['torch']} copy {copy_gbps:.0f} GB/s", flush=True)
     dtypes = ["bf16"] if args.quick else args.dtypes.split(",")
     rows: list[dict] = []
@@ -488,6 +539,10 @@ def main(argv=None) -> int:
                       for g, w in zip(got, want, strict=True))
             if not err < 2e-2:
                 raise SystemExit(f"{op} {case.shape} {dt}: relative error {err:.3g} vs reference")
+        if args.copy_ref:  # a copy of the same bytes (half read, half written), same method
+            src = torch.empty(case.nbytes // 2, dtype=torch.uint8, device=DEVICE)
+            dst = torch.empty_like(src)
+            case.impls["copy"] = lambda: dst.copy_(src)
         times = {}
         for name, fn in case.impls.items():
             if args.impls and name not in args.impls.split(","):
@@ -497,7 +552,7 @@ def main(argv=None) -> int:
             except Exception as e:
                 print(f"# {op} {case.shape} {dt} {name} failed: {type(e).__name__}: {e}",
                       file=sys.stderr)
-        peers = [t for name, t in times.items() if name != "ltx"]
+        peers = [t for name, t in times.items() if name not in ("ltx", "copy")]
         best_peer = min(peers) if peers else math.nan
         for name, t in times.items():
             gbps = case.nbytes / (t * 1e-6) / 1e9

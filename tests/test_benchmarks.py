@@ -80,3 +80,24 @@ def test_sanitize_ops_calls(monkeypatch):
                 fn(k, x)
                 n += 1
     assert n == len(sanitize_ops.OPS) * len(sanitize_ops.SHAPES) * 3
+
+
+def test_resources_report_parse():
+    """tools/resources.py reads registers, stack, shared and local bytes per kernel from
+    cuobjdump's resource report (a real excerpt, sm_90), with demangled short names."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import resources
+
+    text = """
+Resource usage:
+ Common:
+  GLOBAL:28 CONSTANT[4]:224
+ Function _ZN3ltx12adaln_kernelI13__nv_bfloat16S1_S1_Li8ELi4ELb0EEEvNS_11AdaLNParamsIT_T0_T1_EE:
+  REG:64 STACK:0 SHARED:1152 LOCAL:0 CONSTANT[0]:936 TEXTURE:0 SURFACE:0 SAMPLER:0
+ Function _ZN3ltx12adaln_kernelI13__nv_bfloat16S1_S1_Li1ELi8ELb1EEEvNS_11AdaLNParamsIT_T0_T1_EE:
+  REG:40 STACK:8 SHARED:1152 LOCAL:0 CONSTANT[0]:936 TEXTURE:0 SURFACE:0 SAMPLER:0
+"""
+    rows = resources.parse_resource_usage(text)
+    assert [s for _, s in rows] == [(64, 0, 1152, 0), (40, 8, 1152, 0)]
+    if resources.shutil.which("c++filt"):
+        assert rows[0][0] == "void ltx::adaln_kernel<bf16, bf16, bf16, 8, 4, false>"

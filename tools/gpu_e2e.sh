@@ -10,9 +10,15 @@
 #   llama      LLaMA-8B-sized prefill of 4096 tokens, the four configurations, profiled
 #   13b        the 13B LTX transformer, eager and kernels (5 steps)
 #   slow       the slow-marked tests
-#   tests      $TESTS (pytest arguments) first, e.g. the tests of what changed since the last run
+#   tests      $TESTS (pytest arguments), e.g. "-n 8 tests" (pytest-xdist is on the device image)
 #   sanitize   compute-sanitizer memcheck and racecheck over tools/sanitize_ops.py $SANITIZE
 #              (op families; all when empty)
+#   tune       our row kernels alone under each $TUNE setting (vectors per thread : block
+#              threads, e.g. "1:256 2:256 4:256"; the first goes to $TUNE_VAR, default
+#              LTX_VEC_PER_THREAD, e.g. LTX_ADALN_VEC_PER_THREAD), sweep arguments $TUNE_ARGS
+#   ncu        Nsight Compute (detailed set) over tools/ncu_ops.py $NCU_CASES (op:shape ...):
+#              ours and torch.compile's kernels; report and text in $OUT/ncu*
+#   sweep      benchmarks/sweep.py $SWEEP_ARGS into $OUT/sweep$SWEEP_TAG
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -43,7 +49,9 @@ run() {  # name, command...: runs it, appends to $OUT/e2e.log, keeps the worst s
   [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "== $name FAILED" | tee -a "$OUT/e2e.log"; status=1; }
   merge
 }
-part_tests() { run tests python3 -m pytest -q -p no:cacheprovider ${TESTS:-tests}; }
+# -v: one line per test as it finishes, so a log cut by the lease's limit still names each
+# result (a cut -q log shows only dots and Fs).
+part_tests() { run tests python3 -m pytest -v -p no:cacheprovider ${TESTS:-tests}; }
 part_slow() { run slow-tests python3 -m pytest -q -p no:cacheprovider -m slow tests; }
 part_ltx() {
   run ltx2b python3 scripts/benchmark_example.py "${LTX[@]}" --all-configs --profile \
@@ -71,6 +79,44 @@ part_sanitize() {
     run "sanitize-$tool" compute-sanitizer --tool $tool --error-exitcode 9 \
       python3 tools/sanitize_ops.py ${SANITIZE:-}
   done
+}
+part_tune() {
+  local var=${TUNE_VAR:-LTX_VEC_PER_THREAD}
+  for setting in ${TUNE:-2:256 4:256}; do
+    export "$var=${setting%%:*}" LTX_BLOCK_THREADS=${setting##*:}
+    run "tune-$var-$setting" python3 benchmarks/sweep.py --impls ltx \
+      --out "$OUT/tune-${setting/:/-}" ${TUNE_ARGS:---quick}
+    unset "$var" LTX_BLOCK_THREADS
+  done
+}
+part_ncu() {
+  run ncu ncu --clock-control none --nvtx --nvtx-include "prof/" --set detailed \
+    -o "$OUT/ncu" -f python3 tools/ncu_ops.py ${NCU_CASES:-adaln:2x2688x2048}
+  ncu --import "$OUT/ncu.ncu-rep" --page details > "$OUT/ncu-details.txt" 2>&1
+  ncu --import "$OUT/ncu.ncu-rep" --page raw --csv --metrics \
+    gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,\
+dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,\
+launch__registers_per_thread,launch__grid_size,launch__block_size,launch__occupancy_limit_registers,\
+smsp__inst_executed.sum > "$OUT/ncu-summary.csv" 2>&1
+  python3 - "$OUT/ncu-summary.csv" <<'PY' | tee -a "$OUT/e2e.log"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+hdr = next((i for i, r in enumerate(rows) if "Kernel Name" in r), None)
+if hdr is None:
+    print(open(sys.argv[1]).read()[-2000:]); sys.exit()
+h = rows[hdr]
+want = ["Kernel Name", "gpu__time_duration.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+        "dram__bytes_read.sum", "dram__bytes_write.sum", "sm__warps_active.avg.pct_of_peak_sustained_active",
+        "launch__registers_per_thread", "launch__grid_size", "launch__block_size", "smsp__inst_executed.sum"]
+idx = [h.index(w) for w in want if w in h]
+for r in rows[hdr + 2:]:  # skip the units row
+    if len(r) == len(h):
+        print(" | ".join(r[i][:60] for i in idx))
+PY
+}
+part_sweep() {
+  run "sweep${SWEEP_TAG:-}" python3 benchmarks/sweep.py --out "$OUT/sweep${SWEEP_TAG:-}" \
+    ${SWEEP_ARGS:---quick}
 }
 part_13b() {
   run ltx13b python3 scripts/benchmark_example.py "${LTX[@]}" --model-size 13b \

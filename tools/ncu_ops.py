@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Runs ours and torch.compile's kernels once each for a few sweep cases, inside an NVTX range
+named "prof", so that Nsight Compute profiles exactly those launches:
+
+    ncu --clock-control none --nvtx --nvtx-include "prof/" --set detailed -o out/ncu \\
+        python tools/ncu_ops.py adaln:2x2688x2048 gelu_tanh:2x2688x8192
+
+Each argument is op:shape (a case of benchmarks/sweep.py, bf16 unless op:shape:dtype). Every
+implementation runs twice before the range (compilation and autotuning stay out of it).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import sweep  # noqa: E402
+
+IMPLS = ("ltx", "compile")
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__)
+        return 2
+    k, lf = sweep.load_kernel(), None
+    cases = []
+    for arg in argv:
+        op, shape, *dt = arg.split(":")
+        case = sweep.TABLE[op][0](k, lf, tuple(int(n) for n in shape.split("x")),
+                                  dt[0] if dt else "bf16")
+        for name in IMPLS:
+            for _ in range(2):
+                case.impls[name]()
+        cases.append(case)
+    torch.cuda.synchronize()
+    for case in cases:
+        for name in IMPLS:
+            torch.cuda.nvtx.range_push("prof")
+            case.impls[name]()
+            torch.cuda.nvtx.range_pop()
+            torch.cuda.synchronize()
+            print(f"{case.op} {case.shape} {case.dtype} {name}: profiled", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
