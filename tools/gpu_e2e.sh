@@ -26,7 +26,11 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 source tools/gpu_env.sh
 PARTS=${PARTS:-ltx llama blocks}
-J=$(mktemp -d)  # per-run JSON, merged at the end (few files come back from a lease)
+# Per-run JSON, merged into $OUT/e2e.json after each run. One folder per machine, so that
+# several invocations in one device call (PARTS=a ...; PARTS=b ...) all reach e2e.json; few
+# files come back from a lease, so it is not under $OUT.
+J=${TMPDIR:-/tmp}/ltx-e2e-runs
+mkdir -p "$J"
 status=0
 python3 tools/build.py --backends cuda,cpu -j 16 2>&1 | tail -1 || exit 1
 quiet() { grep --line-buffered -v -e "^WARNING:kernels" -e "built from a dirty git tree" \
