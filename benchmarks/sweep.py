@@ -7,7 +7,9 @@ before every repetition (by zeroing a 256 MB buffer as triton.testing.do_bench d
 --flush read by reading it), and takes the median. GB/s comes from an explicit byte model (each
 input read once, each output written once); the share of a device copy is against a 1 GiB
 device-to-device copy measured in the same run; --copy-ref also times a copy of each case's own
-bytes.
+bytes. Fused ops are also timed against the unfused sequence a user would write instead (each
+step with its fastest implementation; column 'unfused', and a table of speedup against the
+ratio of bytes saved).
 
     python benchmarks/sweep.py --quick            # a two-minute subset
     python benchmarks/sweep.py --ops rms_norm --dtypes bf16 --out bench-results
@@ -141,6 +143,10 @@ class Case:
     impls: dict[str, Callable[[], object]]
     check: tuple[str, Callable[[], torch.Tensor]] | None = None  # (impl, reference) for sanity
     check_ours: Callable[[], torch.Tensor] | None = None  # ours for the check, when not impls[impl]
+    # Fused ops: the unfused sequence a user would write instead, as steps (name, {impl: call}),
+    # each step timed with every implementation and the fastest kept; and the bytes it moves.
+    unfused: list[tuple[str, dict[str, Callable[[], object]]]] | None = None
+    unfused_nbytes: int = 0
 
 
 _compiled: dict[str, Callable] = {}
@@ -150,6 +156,23 @@ def compiled(name: str, fn: Callable) -> Callable:
     if name not in _compiled:
         _compiled[name] = torch.compile(fn, dynamic=False)
     return _compiled[name]
+
+
+def step(name: str, tag: str, fn: Callable, *args) -> tuple[str, dict[str, Callable]]:
+    """One step of an unfused sequence: `fn(*args)` eager and compiled (static shapes)."""
+    return name, {"eager": lambda: fn(*args), "compile": lambda: compiled(tag, fn)(*args)}
+
+
+def modulate(h, scale, shift):
+    return h * (1 + scale) + shift
+
+
+def gated_add(x, y, gate):
+    return x + y * gate
+
+
+def weightless_rms_norm(x, eps):
+    return F.rms_norm(x, (x.shape[-1],), None, eps)
 
 
 def eager_llama_rms_norm(x, w, eps):
@@ -208,9 +231,20 @@ def fused_add_rms_norm_case(k, lf, shape, dt) -> Case:
         k.fused_add_rms_norm(xc, rc, w, 1e-6)
         return xc
 
+    # Unfused: the residual add, then the norm of the sum (its best peer, Liger included).
+    tag = f"{shape}{dt}"
+    summed = xs + rs
+    norm = step("rms_norm", f"far-n{tag}", eager_llama_rms_norm, summed, w, 1e-6)
+    norm[1]["F.rms_norm"] = lambda: F.rms_norm(summed, (D,), w, 1e-6)
+    if lf is not None:
+        s2 = summed.view(-1, D)
+        norm[1]["liger"] = lambda: lf.liger_rms_norm(s2, w, 1e-6, 0.0, "llama", False)
+    unfused = [step("add", f"far-a{tag}", torch.add, xs, rs), norm]
+    es = x.element_size()
     return Case("fused_add_rms_norm", "x".join(map(str, shape)), dt, nbytes, impls,
                 check=("ltx", lambda: eager_fused_add_rms_norm(xs, rs, w, 1e-6)[0]),
-                check_ours=ours_once)
+                check_ours=ours_once, unfused=unfused,
+                unfused_nbytes=5 * x.numel() * es + w.numel() * w.element_size())
 
 
 def eager_adaln(x, scale, shift, eps):
@@ -234,8 +268,12 @@ def adaln_case(k, lf, shape, dt, per_token=False) -> Case:
         "eager": lambda: eager_adaln(x, scale, shift, 1e-6),
         "compile": lambda: compiled(f"{tag}{shape}{dt}", eager_adaln)(x, scale, shift, 1e-6),
     }
+    h = weightless_rms_norm(x, 1e-6)
+    unfused = [step("rms_norm", f"{tag}-n{shape}{dt}", weightless_rms_norm, x, 1e-6),
+               step("modulate", f"{tag}-m{shape}{dt}", modulate, h, scale, shift)]
     return Case(tag, "x".join(map(str, shape)), dt, nbytes, impls,
-                check=("ltx", lambda: eager_adaln(x, scale, shift, 1e-6)))
+                check=("ltx", lambda: eager_adaln(x, scale, shift, 1e-6)), unfused=unfused,
+                unfused_nbytes=4 * x.numel() * es + 2 * scale.numel() * es)
 
 
 def eager_gated_residual_adaln(x, y, gate, scale, shift, eps):
@@ -256,10 +294,18 @@ def gated_residual_adaln_case(k, lf, shape, dt) -> Case:
         "eager": lambda: f(x, y, gate, scale, shift, 1e-6),
         "compile": lambda: compiled(f"gra{shape}{dt}", f)(x, y, gate, scale, shift, 1e-6),
     }
+    tag = f"{shape}{dt}"
+    r = gated_add(x, y, gate)
+    h = weightless_rms_norm(r, 1e-6)
+    unfused = [step("gated add", f"gra-a{tag}", gated_add, x, y, gate),
+               step("rms_norm", f"gra-n{tag}", weightless_rms_norm, r, 1e-6),
+               step("modulate", f"gra-m{tag}", modulate, h, scale, shift)]
+    unfused[0][1]["addcmul"] = lambda: torch.addcmul(x, y, gate)
     return Case("gated_residual_adaln", "x".join(map(str, shape)), dt, nbytes, impls,
                 check=("ltx", lambda: f(x, y, gate, scale, shift, 1e-6)[1]),
                 check_ours=lambda: k.gated_residual_adaln(x, y, gate, scale, shift, norm="rms",
-                                                          eps=1e-6)[1])
+                                                          eps=1e-6)[1],
+                unfused=unfused, unfused_nbytes=7 * x.numel() * es + 3 * gate.numel() * es)
 
 
 def gelu_tanh_case(k, lf, shape, dt) -> Case:
@@ -299,7 +345,17 @@ def gated_case(op, k, lf, shape, dt) -> Case:
         else:
             impls["liger"] = lambda: lf.liger_swiglu(first, second)
     nbytes = 3 * (x.numel() // 2) * x.element_size()
-    return Case(op, "x".join(map(str, shape)), dt, nbytes, impls, check=("ltx", lambda: eager(x)))
+    # Unfused: the activation of one half, then the product with the other (views of x).
+    a, g = x.chunk(2, dim=-1)
+    if op == "geglu":  # diffusers' GEGLU: value * gelu(gate), the gate is the second half
+        act, value, gate = (lambda t: F.gelu(t, approximate="tanh")), a, g
+    else:
+        act, value, gate = F.silu, g, a
+    acted = act(gate)
+    unfused = [step("activation", f"{op}-a{shape}{dt}", act, gate),
+               step("mul", f"{op}-m{shape}{dt}", torch.mul, value, acted)]
+    return Case(op, "x".join(map(str, shape)), dt, nbytes, impls, check=("ltx", lambda: eager(x)),
+                unfused=unfused, unfused_nbytes=5 * (x.numel() // 2) * x.element_size())
 
 
 def rotate_half(x):
@@ -334,12 +390,16 @@ def rope_case(k, lf, shape, dt) -> Case:
                 check_ours=lambda: k.rope_qk(q, kk, c1, s1, interleaved=False)[0])
 
 
-def eager_ltx_norm_rope(x, w, cos, sin, eps):
-    # LTX-Video: torch.nn.RMSNorm(inner, eps=1e-5) (F.rms_norm), then apply_rotary_emb.
-    x = F.rms_norm(x, (x.shape[-1],), w, eps)
+def ltx_rope(x, cos, sin):
+    # LTX-Video's apply_rotary_emb: interleaved pairs, fp32 tables, cast back.
     x_real, x_imag = x.unflatten(2, (-1, 2)).unbind(-1)
     x_rot = torch.stack([-x_imag, x_real], dim=-1).flatten(2)
     return (x.float() * cos + x_rot.float() * sin).to(x.dtype)
+
+
+def eager_ltx_norm_rope(x, w, cos, sin, eps):
+    # LTX-Video: torch.nn.RMSNorm(inner, eps=1e-5) (F.rms_norm), then apply_rotary_emb.
+    return ltx_rope(F.rms_norm(x, (x.shape[-1],), w, eps), cos, sin)
 
 
 def ltx_tables(B, S, D):
@@ -360,8 +420,14 @@ def rms_norm_rope_case(k, lf, shape, dt) -> Case:
         "eager": lambda: f(x, w, cos, sin, 1e-5),
         "compile": lambda: compiled(f"nr{shape}{dt}", f)(x, w, cos, sin, 1e-5),
     }
+    tag = f"{shape}{dt}"
+    h = F.rms_norm(x, (D,), w, 1e-5)
+    norm = step("rms_norm", f"nr-n{tag}", lambda t: F.rms_norm(t, (D,), w, 1e-5), x)
+    unfused = [norm, step("rope", f"nr-r{tag}", ltx_rope, h, cos, sin)]
+    es = x.element_size()
     return Case("rms_norm_rope", "x".join(map(str, shape)), dt, nbytes, impls,
-                check=("ltx", lambda: f(x, w, cos, sin, 1e-5)))
+                check=("ltx", lambda: f(x, w, cos, sin, 1e-5)), unfused=unfused,
+                unfused_nbytes=4 * x.numel() * es + 2 * cos.numel() * 4 + D * es)
 
 
 def rms_norm_rope_qk_case(k, lf, shape, dt) -> Case:
@@ -383,8 +449,22 @@ def rms_norm_rope_qk_case(k, lf, shape, dt) -> Case:
         "eager": lambda: both(f),
         "compile": lambda: compiled(f"nrqk{shape}{dt}", lambda: both(f))(),
     }
+    # Unfused: each of q and k normalized, then each rotated (the tables read twice).
+    tag = f"{shape}{dt}"
+    hq, hk = F.rms_norm(q, (D,), wq, 1e-5), F.rms_norm(kk, (D,), wk, 1e-5)
+
+    def norms(a, b):
+        return F.rms_norm(a, (D,), wq, 1e-5), F.rms_norm(b, (D,), wk, 1e-5)
+
+    def ropes(a, b, c, s_):
+        return ltx_rope(a, c, s_), ltx_rope(b, c, s_)
+
+    unfused = [step("rms_norm q, k", f"nrqk-n{tag}", norms, q, kk),
+               step("rope q, k", f"nrqk-r{tag}", ropes, hq, hk, cos, sin)]
+    es = q.element_size()
     return Case("rms_norm_rope_qk", "x".join(map(str, shape)), dt, nbytes, impls,
-                check=("ltx", lambda: both(f)))
+                check=("ltx", lambda: both(f)), unfused=unfused,
+                unfused_nbytes=8 * q.numel() * es + 4 * cos.numel() * 4 + 2 * D * es)
 
 
 # op -> (case builder, full shape list, --quick shapes)
@@ -420,13 +500,14 @@ TABLE: dict[str, tuple[Callable, list, list]] = {
 
 
 COLORS = {"ltx": "tab:blue", "eager": "tab:orange", "F.rms_norm": "tab:purple",
-          "compile": "tab:green", "liger": "tab:red", "copy": "gray"}
+          "compile": "tab:green", "liger": "tab:red", "copy": "gray", "unfused": "tab:brown"}
 
 
 def write_outputs(rows: list[dict], out: Path, meta: dict, plot: bool = True) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "sweep-meta.json").write_text(json.dumps(meta, indent=1) + "\n")
-    fields = ["op", "shape", "dtype", "impl", "us", "GBps", "copy_share", "MB", "vs_best_peer"]
+    fields = ["op", "shape", "dtype", "impl", "us", "GBps", "copy_share", "MB", "vs_best_peer",
+              "vs_unfused", "bytes_ratio", "steps"]
     with open(out / "sweep.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
@@ -452,6 +533,22 @@ def write_outputs(rows: list[dict], out: Path, meta: dict, plot: bool = True) ->
         sp_s = f"{sp:.2f}x" if sp != "" else "-"
         lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {mb:.1f} | " + " | ".join(cells)
                      + f" | {sp_s} |")
+    fused = [r for r in rows if r["impl"] == "ltx" and r.get("vs_unfused")]
+    if fused:
+        steps = {(r["op"], r["shape"], r["dtype"]): r["steps"] for r in rows
+                 if r["impl"] == "unfused"}
+        lines += ["", "Fused ops against the unfused sequence a user would write, each step with "
+                  "its fastest implementation (eager, torch.compile, F.*, Liger); target: a "
+                  "speedup of at least the ratio of bytes saved.", "",
+                  "| op | shape | dtype | ours us | unfused us (steps) | speedup | bytes ratio "
+                  "| target |", "|---|---|---|---|---|---|---|---|"]
+        for r in fused:
+            key = (r["op"], r["shape"], r["dtype"])
+            unf = r["us"] * r["vs_unfused"]
+            met = "met" if r["vs_unfused"] >= r["bytes_ratio"] else "not met"
+            lines.append(f"| {r['op']} | {r['shape']} | {r['dtype']} | {r['us']:.1f} | {unf:.1f} "
+                         f"({steps.get(key, '')}) | {r['vs_unfused']:.2f}x | "
+                         f"{r['bytes_ratio']:.2f} | {met} |")
     (out / "sweep.md").write_text("\n".join(lines) + "\n")
     if not plot:
         return
@@ -494,7 +591,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="seed shapes only, bf16 only")
     ap.add_argument("--out", default="bench-results")
     ap.add_argument("--impls", default=None,
-                    help="comma-separated implementations to time (default: all)")
+                    help="comma-separated implementations to time (default: all; 'unfused' "
+                         "is the fused ops' unfused sequence)")
     ap.add_argument("--no-graph", action="store_true",
                     help="time direct calls (CPU launch cost included) instead of graph replays")
     ap.add_argument("--flush", choices=["zero", "read"], default="zero",
@@ -552,13 +650,39 @@ def main(argv=None) -> int:
             except Exception as e:
                 print(f"# {op} {case.shape} {dt} {name} failed: {type(e).__name__}: {e}",
                       file=sys.stderr)
-        peers = [t for name, t in times.items() if name not in ("ltx", "copy")]
+        steps = ""
+        if case.unfused and (not args.impls or "unfused" in args.impls.split(",")):
+            # The unfused sequence: each step with its fastest implementation, times summed.
+            parts, total = [], 0.0
+            for step_name, fns in case.unfused:
+                ts = {}
+                for impl, fn in fns.items():
+                    try:
+                        ts[impl] = bench(fn, graph=not args.no_graph)
+                    except Exception as e:
+                        print(f"# {op} {case.shape} {dt} unfused {step_name} {impl} failed: "
+                              f"{type(e).__name__}: {e}", file=sys.stderr)
+                if not ts:
+                    break
+                fastest = min(ts, key=ts.get)
+                total += ts[fastest]
+                parts.append(f"{step_name}: {fastest} {ts[fastest]:.1f}")
+            else:
+                times["unfused"] = total
+                steps = "; ".join(parts)
+        peers = [t for name, t in times.items() if name not in ("ltx", "copy", "unfused")]
         best_peer = min(peers) if peers else math.nan
         for name, t in times.items():
             gbps = case.nbytes / (t * 1e-6) / 1e9
-            rows.append(dict(op=op, shape=case.shape, dtype=dt, impl=name, us=t, GBps=gbps,
-                             copy_share=gbps / copy_gbps, MB=case.nbytes / 1e6,
-                             vs_best_peer=(best_peer / t) if name == "ltx" else ""))
+            row = dict(op=op, shape=case.shape, dtype=dt, impl=name, us=t, GBps=gbps,
+                       copy_share=gbps / copy_gbps, MB=case.nbytes / 1e6,
+                       vs_best_peer=(best_peer / t) if name == "ltx" else "")
+            if name == "unfused":
+                row["steps"] = steps
+            if name == "ltx" and "unfused" in times:
+                row["vs_unfused"] = times["unfused"] / t
+                row["bytes_ratio"] = case.unfused_nbytes / case.nbytes
+            rows.append(row)
         line = " ".join(f"{name}={t:.1f}" for name, t in times.items())
         print(f"[{n}/{len(todo)}] {op} {case.shape} {dt} ({case.nbytes / 1e6:.1f} MB): {line} us"
               f" -> ltx {case.nbytes / (times.get('ltx', math.nan) * 1e-6) / 1e9:.0f} GB/s",

@@ -41,6 +41,34 @@ def test_sweep_cases(op, monkeypatch):
     assert rel_err((case.check_ours or case.impls[impl])(), ref()) < 2e-2
     for fn in case.impls.values():
         fn()
+    # fused ops: every step of the unfused sequence runs, and it moves more bytes
+    fused = op not in ("rms_norm", "gelu_tanh", "rope_qk")
+    assert (case.unfused is not None) == fused
+    for _, fns in case.unfused or []:
+        assert fns
+        for fn in fns.values():
+            fn()
+    if fused:
+        assert case.unfused_nbytes > case.nbytes
+        # the sequence computes the op: its last step's output is the reference's
+        assert rel_err(case.unfused[-1][1]["eager"](), ref()) < 2e-2
+
+
+def test_sweep_fused_table(tmp_path):
+    """The markdown lists each fused op against its unfused sequence, with the target."""
+    import sweep
+
+    rows = [dict(op="adaln", shape="2x8x256", dtype="bf16", impl="ltx", us=10.0, GBps=1.0,
+                 copy_share=0.5, MB=1.0, vs_best_peer=1.2, vs_unfused=1.5, bytes_ratio=1.9),
+            dict(op="adaln", shape="2x8x256", dtype="bf16", impl="unfused", us=15.0, GBps=1.0,
+                 copy_share=0.3, MB=1.0, vs_best_peer="",
+                 steps="rms_norm: compile 7.0; modulate: compile 8.0")]
+    meta = dict(gpu="test", torch="0", date="2026-11-29", copy_GBps=2.0)
+    sweep.write_outputs(rows, tmp_path, meta, plot=False)
+    md = (tmp_path / "sweep.md").read_text()
+    assert ("| adaln | 2x8x256 | bf16 | 10.0 | 15.0 (rms_norm: compile 7.0; modulate: compile "
+            "8.0) | 1.50x | 1.90 | not met |") in md
+    assert "vs_unfused" in (tmp_path / "sweep.csv").read_text().splitlines()[0]
 
 
 def test_kernels_benchmark_workloads():
