@@ -516,3 +516,17 @@ def test_flux_compile_fullgraph(backend):
     compiled = torch.compile(model, fullgraph=True)
     assert rel_err(run(compiled, args, kw), ref) < FP32_RTOL
     assert count_ops(lambda: run(compiled, args, kw), "::rms_norm_rope_qk") == 3
+
+
+def test_processor_signature_precomputed(backend):
+    """diffusers' attention forward calls `inspect.signature(processor.__call__)` on every call
+    to filter its kwargs; the kernel processors store the signature, so that it is returned at
+    once, and it is still the bound call's (without `self`)."""
+    import inspect
+
+    kernel = load_kernel(backend)
+    d = kernel.integrations.diffusers
+    for cls in (d.LTXVideoKernelAttnProcessor, d.FluxKernelAttnProcessor):
+        assert "__signature__" in cls.__call__.__dict__
+        bound = cls.__new__(cls).__call__
+        assert list(inspect.signature(bound).parameters)[:2] == ["attn", "hidden_states"]

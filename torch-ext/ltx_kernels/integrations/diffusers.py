@@ -18,6 +18,7 @@ weight in another dtype, ...), so an injected model computes what the original d
 fewer roundings.
 """
 
+import inspect
 import sys
 import types
 from dataclasses import dataclass, field
@@ -219,6 +220,16 @@ class _KernelAttnProcessor:
 
     _attention_backend = None
     _parallel_config = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # diffusers' attention modules call `inspect.signature(self.processor.__call__)` on every
+        # forward to filter their kwargs: ~80 us of Python a call, 14% of the host time of an
+        # injected LTX-Video forward. With the signature stored on the function, inspect returns
+        # it at once.
+        call = cls.__dict__.get("__call__")
+        if call is not None:
+            call.__signature__ = inspect.signature(call)
 
     def __init__(self, original, attention_fn: Optional[Callable]):
         self.original = original
