@@ -34,6 +34,8 @@ def main(argv=None) -> int:
             for k in ("us", "GBps", "copy_share", "MB"):
                 r[k] = float(r[k])
             r["vs_best_peer"] = float(r["vs_best_peer"]) if r["vs_best_peer"] else ""
+            for k in ("vs_unfused", "bytes_ratio"):  # fused ops' ours rows (newer CSVs)
+                r[k] = float(r[k]) if r.get(k) else ""
             mine.setdefault((r["op"], r["shape"], r["dtype"]), []).append(r)
         groups.update(mine)
     meta_path = args.meta or args.csvs[-1].parent / "sweep-meta.json"

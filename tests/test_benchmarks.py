@@ -2,6 +2,7 @@
 on small shapes on the CPU, its correctness check passes and every implementation runs; every
 `kernels benchmark` workload in benchmarks/benchmark_<op>.py verifies against its reference."""
 
+import json
 import sys
 from pathlib import Path
 
@@ -69,6 +70,12 @@ def test_sweep_fused_table(tmp_path):
     assert ("| adaln | 2x8x256 | bf16 | 10.0 | 15.0 (rms_norm: compile 7.0; modulate: compile "
             "8.0) | 1.50x | 1.90 | not met |") in md
     assert "vs_unfused" in (tmp_path / "sweep.csv").read_text().splitlines()[0]
+    # benchmarks/report.py rebuilds the same tables from the CSV
+    import report
+
+    (tmp_path / "sweep-meta.json").write_text(json.dumps(meta))
+    assert report.main([str(tmp_path / "sweep.csv"), "--out", str(tmp_path / "re")]) == 0
+    assert (tmp_path / "re" / "sweep.md").read_text() == md
 
 
 def test_kernels_benchmark_workloads():
