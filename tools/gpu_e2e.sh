@@ -56,7 +56,7 @@ run() {  # name, command...: runs it, appends to $OUT/e2e.log, keeps the worst s
 # -v: one line per test as it finishes, so a log cut by the lease's limit still names each
 # result (a cut -q log shows only dots and Fs).
 part_tests() { run tests python3 -m pytest -v -p no:cacheprovider ${TESTS:-tests}; }
-part_slow() { run slow-tests python3 -m pytest -q -p no:cacheprovider -m slow tests; }
+part_slow() { run slow-tests python3 -m pytest -v -p no:cacheprovider -m slow tests; }
 part_ltx() {
   run ltx2b python3 scripts/benchmark_example.py "${LTX[@]}" --all-configs --profile \
     --json "$J/ltx2b.json"

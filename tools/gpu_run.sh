@@ -21,7 +21,9 @@ status=0
 time python3 tools/build.py --backends cuda,cpu -j 16 2>&1 | tee "$OUT/build.log" || exit 1
 
 if ! skip tests; then
-  python3 -m pytest -q -p no:cacheprovider ${TESTS:-tests} 2>&1 | tee "$OUT/tests.log" | tail -40
+  # -v in the log: a run cut by the lease limit still names every finished test
+  python3 -m pytest -v -p no:cacheprovider ${TESTS:-tests} 2>&1 | tee "$OUT/tests.log" \
+    | grep -E "FAILED|ERROR|passed|failed" | tail -40
   rc=${PIPESTATUS[0]}
   [[ $rc -eq 0 ]] || status=1
   if [[ $rc -ge 128 ]]; then  # killed by a signal: a native backtrace of the crash
