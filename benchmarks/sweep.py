@@ -112,6 +112,17 @@ def bench(fn: Callable[[], object], graph: bool = True) -> float:
     return times[len(times) // 2] * 1e3
 
 
+def time_impls(fns: dict[str, Callable[[], object]], label: str, graph: bool) -> dict[str, float]:
+    """`bench` of each implementation; one that fails is reported and left out."""
+    times = {}
+    for name, fn in fns.items():
+        try:
+            times[name] = bench(fn, graph=graph)
+        except Exception as e:
+            print(f"# {label} {name} failed: {type(e).__name__}: {e}", file=sys.stderr)
+    return times
+
+
 def copy_bandwidth() -> float:
     """GB/s of a 1 GiB device-to-device copy, counting bytes read plus bytes written."""
     src = torch.empty(2**30, dtype=torch.uint8, device=DEVICE)
@@ -641,27 +652,16 @@ def main(argv=None) -> int:
             src = torch.empty(case.nbytes // 2, dtype=torch.uint8, device=DEVICE)
             dst = torch.empty_like(src)
             case.impls["copy"] = lambda: dst.copy_(src)
-        times = {}
-        for name, fn in case.impls.items():
-            if args.impls and name not in args.impls.split(","):
-                continue
-            try:
-                times[name] = bench(fn, graph=not args.no_graph)
-            except Exception as e:
-                print(f"# {op} {case.shape} {dt} {name} failed: {type(e).__name__}: {e}",
-                      file=sys.stderr)
+        label = f"{op} {case.shape} {dt}"
+        wanted = args.impls.split(",") if args.impls else None
+        times = time_impls({name: fn for name, fn in case.impls.items()
+                            if wanted is None or name in wanted}, label, not args.no_graph)
         steps = ""
-        if case.unfused and (not args.impls or "unfused" in args.impls.split(",")):
+        if case.unfused and (wanted is None or "unfused" in wanted):
             # The unfused sequence: each step with its fastest implementation, times summed.
             parts, total = [], 0.0
             for step_name, fns in case.unfused:
-                ts = {}
-                for impl, fn in fns.items():
-                    try:
-                        ts[impl] = bench(fn, graph=not args.no_graph)
-                    except Exception as e:
-                        print(f"# {op} {case.shape} {dt} unfused {step_name} {impl} failed: "
-                              f"{type(e).__name__}: {e}", file=sys.stderr)
+                ts = time_impls(fns, f"{label} unfused {step_name}", not args.no_graph)
                 if not ts:
                     break
                 fastest = min(ts, key=ts.get)

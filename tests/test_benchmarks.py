@@ -55,6 +55,22 @@ def test_sweep_cases(op, monkeypatch):
         assert rel_err(case.unfused[-1][1]["eager"](), ref()) < 2e-2
 
 
+def test_sweep_time_impls(monkeypatch, capsys):
+    """One timing loop for ops and unfused steps: every implementation is timed, one that
+    fails is named on stderr and left out."""
+    import sweep
+
+    monkeypatch.setattr(sweep, "bench", lambda fn, graph=True: fn())
+
+    def broken():
+        raise RuntimeError("no kernel image")
+
+    times = sweep.time_impls({"eager": lambda: 2.0, "liger": broken}, "adaln 2x8x256 bf16", True)
+    assert times == {"eager": 2.0}
+    err = capsys.readouterr().err
+    assert "# adaln 2x8x256 bf16 liger failed: RuntimeError: no kernel image" in err
+
+
 def test_sweep_fused_table(tmp_path):
     """The markdown lists each fused op against its unfused sequence, with the target."""
     import sweep
