@@ -21,10 +21,7 @@
 #   sweep      benchmarks/sweep.py $SWEEP_ARGS into $OUT/sweep$SWEEP_TAG
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-source tools/gpu_env.sh
+source tools/gpu_env.sh  # $OUT, the carried wheels, the build target
 PARTS=${PARTS:-ltx llama blocks}
 # Per-run JSON, merged into $OUT/e2e.json after each run. One folder per machine, so that
 # several invocations in one device call (PARTS=a ...; PARTS=b ...) all reach e2e.json; few

@@ -1,6 +1,10 @@
-# Sourced by tools/gpu_run.sh and tools/gpu_e2e.sh on a GPU machine: the Python packages the
-# machine lacks, carried as wheels in .whl/ (bash ../shared/device/fetch_wheels.sh), installed
-# to /tmp/site; and the one CUDA capability to build for there (sm_90), for speed.
+# Sourced by tools/gpu_run.sh and tools/gpu_e2e.sh on a GPU machine, from the repository root:
+# the output folder $OUT (default ./out), unbuffered Python output for the logs, the Python
+# packages the machine lacks, carried as wheels in .whl/ (bash ../shared/device/fetch_wheels.sh),
+# installed to /tmp/site; and the one CUDA capability to build for there (sm_90), for speed.
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || exit 1

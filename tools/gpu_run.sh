@@ -10,10 +10,7 @@
 # kernels under each setting (LTX_VEC_PER_THREAD / LTX_BLOCK_THREADS) before the sweep.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-source tools/gpu_env.sh
+source tools/gpu_env.sh  # $OUT, the carried wheels, the build target
 skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }
 status=0
 
