@@ -62,6 +62,13 @@ def tiny_ltx(affine: bool = False):
     return model
 
 
+def injected_tiny_ltx(kernel, backend):
+    """tiny_ltx() with the kernels injected on the CPU, then moved to the test's device."""
+    model = tiny_ltx()
+    kernel.integrations.inject_ltx_video(model)
+    return model.to(backend)
+
+
 def ltx_inputs(dtype, device, per_token: bool, batch: int = 2):
     """The transformer's forward arguments as the LTX pipeline passes them. Per-token timesteps
     (image-to-video conditioning) are `[B, S]`, making the modulation `[B, S, D]`."""
@@ -142,9 +149,7 @@ LTX_CALLS = {
 @pytest.mark.parametrize("per_token", [False, True], ids=["per_sample", "per_token"])
 def test_ltx_kernels_run(backend, per_token):
     kernel = load_kernel(backend)
-    model = tiny_ltx()
-    kernel.integrations.inject_ltx_video(model)
-    model = model.to(backend)
+    model = injected_tiny_ltx(kernel, backend)
     args, kw = ltx_inputs(torch.float32, backend, per_token)
     calls = {op: count_ops(lambda: run(model, args, kw), op) for op in LTX_CALLS}
     assert calls == LTX_CALLS
@@ -187,9 +192,7 @@ def test_ltx_block_pending_and_defer(backend, per_token):
     residual and returns it, `ltx_pending` applies one before norm1; without them the block
     gives diffusers' result."""
     kernel = load_kernel(backend)
-    model = tiny_ltx()
-    kernel.integrations.inject_ltx_video(model)
-    model = model.to(backend)
+    model = injected_tiny_ltx(kernel, backend)
     args, _ = ltx_inputs(torch.float32, backend, per_token)
     h, enc, temb, rope = ltx_block_inputs(model, args, per_token)
     b0, b1 = model.transformer_blocks[0], model.transformer_blocks[1]
@@ -342,9 +345,7 @@ def test_ltx_compile_fullgraph(backend, per_token):
     """The injected transformer and one injected block under `torch.compile(fullgraph=True)`:
     no graph break (fullgraph raises on one), the ops stay in the graph, same output."""
     kernel = load_kernel(backend)
-    model = tiny_ltx()
-    kernel.integrations.inject_ltx_video(model)
-    model = model.to(backend)
+    model = injected_tiny_ltx(kernel, backend)
     args, kw = ltx_inputs(torch.float32, backend, per_token)
     ref = run(model, args, kw)
 
@@ -417,9 +418,7 @@ def test_ltx_compile_repeated_blocks(backend, per_token):
     same output. The first block (no pending residual) and the others are two graphs; a second
     forward compiles nothing more."""
     kernel = load_kernel(backend)
-    model = tiny_ltx()
-    kernel.integrations.inject_ltx_video(model)
-    model = model.to(backend)
+    model = injected_tiny_ltx(kernel, backend)
     args, kw = ltx_inputs(torch.float32, backend, per_token)
     ref = run(model, args, kw)
 
