@@ -69,34 +69,52 @@ def with_kernelize(kernel, args, dtype, ids):
 
 
 def with_from_pretrained(kernel, args, dtype, ids):
+    """`from_pretrained(..., use_kernels=True, kernel_config=...)` with this build as a local
+    kernel. transformers 5.22.2 breaks on local kernels there: `from_pretrained` first rewrites
+    the config's mapping to `(repo, metadata)` tuples (`register_kernel_replacements_and_fusions`)
+    and then hands those to `add_to_mapping_local`, which calls `.split(":")` on them
+    (AttributeError). The script says so and attaches a fresh config with
+    `model.set_use_kernels(True, kernel_config)`, the call `from_pretrained` itself ends with,
+    which takes the mapping as written. `device_map` (so that the model is on its device when
+    the kernels are attached) needs accelerate; without it the model is loaded, moved, then
+    attached the same way."""
     from transformers import KernelConfig, LlamaForCausalLM
 
     variant = Path(kernel.__file__).parent
     # Only names the model registers (LLaMA has no GeluTanh; KernelConfig rejects unknown names).
     mapping = {name: f"{variant}:{layer}" for name, layer in TRANSFORMERS_LAYERS.items()
                if name != "GeluTanh"}
-    config = KernelConfig(mapping, use_local_kernel=True)
+    how = "from_pretrained(use_kernels=True, kernel_config=...)"
     with tempfile.TemporaryDirectory() as d:
         torch.manual_seed(0)
         LlamaForCausalLM(llama_config()).save_pretrained(d)
         try:
+            model = None
             if importlib.util.find_spec("accelerate") is not None:
-                model = LlamaForCausalLM.from_pretrained(
-                    d, dtype=dtype, device_map=args.device, use_kernels=True,
-                    kernel_config=config)
+                try:
+                    model = LlamaForCausalLM.from_pretrained(
+                        d, dtype=dtype, device_map=args.device, use_kernels=True,
+                        kernel_config=KernelConfig(mapping, use_local_kernel=True))
+                except AttributeError as e:
+                    if "'tuple' object has no attribute 'split'" not in str(e):
+                        raise
+                    print(f"{how}: this transformers version fails on a local kernel mapping "
+                          f"({e}); attaching it with set_use_kernels instead")
+                    model = LlamaForCausalLM.from_pretrained(d, dtype=dtype,
+                                                             device_map=args.device)
             else:
-                # device_map needs accelerate; without it, load, move, then the method
-                # from_pretrained(use_kernels=True) itself ends with.
+                print(f"{how}: needs accelerate for device_map; loading, moving, then "
+                      f"set_use_kernels")
                 model = LlamaForCausalLM.from_pretrained(d, dtype=dtype).to(args.device)
-                model.set_use_kernels(True, config)
+            if not getattr(model, "kernel_config", None):
+                how = "set_use_kernels(True, kernel_config)"
+                model.set_use_kernels(True, KernelConfig(mapping, use_local_kernel=True))
         except ValueError as e:
-            print(f"from_pretrained(use_kernels=True, kernel_config=...): not supported on "
-                  f"{args.device} by this transformers version ({e})")
+            print(f"{how}: not supported on {args.device} by this transformers version ({e})")
             return None
     with torch.no_grad():
         calls = count_kernel_calls(lambda: model(ids))
-    print(f"from_pretrained(use_kernels=True, kernel_config=...): kernel calls per forward "
-          f"{calls}")
+    print(f"{how}: kernel calls per forward {calls}")
     return model
 
 

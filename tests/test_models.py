@@ -31,6 +31,29 @@ def kernel_mapping(kernel, device_type: str):
     }
 
 
+@pytest.fixture(autouse=True)
+def _original_kernel_funcs():
+    """transformers' kernel functions (`apply_rotary_pos_emb`) are one module each for the whole
+    process, and kernelize replaces their forward there: every test starts and ends with the
+    original forwards, so that its reference model runs without this package."""
+    restore_kernel_funcs()
+    yield
+    restore_kernel_funcs()
+
+
+def kernel_funcs():
+    """The process-wide function modules transformers' attention classes attach."""
+    from transformers.models.llama import modeling_llama
+    from transformers.models.qwen3 import modeling_qwen3
+
+    return [modeling_llama.apply_rotary_pos_emb, modeling_qwen3.apply_rotary_pos_emb]
+
+
+def restore_kernel_funcs():
+    for fn in kernel_funcs():
+        fn.__dict__.pop("forward", None)  # kernelize sets the instance attribute
+
+
 def count_ops(fn, op_suffix: str) -> int:
     from torch.profiler import ProfilerActivity, profile
 
@@ -160,3 +183,48 @@ def test_patch_falcon_layernorm(backend, dtype, new_arch):
     assert calls == n
     err = ((out - ref).norm() / ref.norm()).item()
     assert err < LOGITS_RTOL[dtype], f"logits relative error {err:.3g}"
+
+
+def test_rope_layer_other_device(kernel, backend):
+    """`apply_rotary_pos_emb` is one module for the process: kernelizing a model with this
+    build's layers also gives the layer to models on other devices, never kernelized. On a
+    device the build has no kernel for, it takes the eager formula with a warning (not an
+    error). Checked directly (the layer's device set emptied) and, on a GPU machine, with a CPU
+    model kernelized and a CUDA model after it."""
+    import sys
+
+    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+    layer_mod = sys.modules[kernel.layers.RotaryPosEmb.__module__]
+    q = torch.randn(2, 4, 9, 64, device=backend).to(torch.bfloat16)
+    k = torch.randn(2, 2, 9, 64, device=backend).to(torch.bfloat16)
+    cos, sin = (torch.randn(2, 9, 64, device=backend).to(torch.bfloat16) for _ in range(2))
+    ref = type(apply_rotary_pos_emb).forward(apply_rotary_pos_emb, q, k, cos, sin)
+    layer = kernel.layers.RotaryPosEmb()
+    saved = layer_mod._KERNEL_DEVICES
+    layer_mod._KERNEL_DEVICES = frozenset()
+    layer_mod._warned.discard(backend)
+    try:
+        with pytest.warns(UserWarning, match=f"no {backend} kernel"):
+            out = layer(q, k, cos, sin)
+    finally:
+        layer_mod._KERNEL_DEVICES = saved
+    for o, r in zip(out, ref):
+        torch.testing.assert_close(o, r, rtol=0, atol=0)  # the same formula, bit for bit
+    assert backend in layer_mod._KERNEL_DEVICES
+
+    if backend != "cuda":
+        return
+    from kernels import Mode, kernelize, use_kernel_mapping
+
+    cpu_kernel = load_kernel("cpu")
+    cpu_model = tiny_llama(torch.float32, "cpu")
+    with use_kernel_mapping(kernel_mapping(cpu_kernel, "cpu")):
+        kernelize(cpu_model, mode=Mode.INFERENCE, device="cpu")
+    model = tiny_llama(torch.float32, "cuda")  # never kernelized
+    ids = torch.randint(0, 512, (2, 24), device="cuda")
+    with torch.no_grad():
+        kernelized_rope = model(ids).logits  # the CPU build's layer, on CUDA tensors
+        restore_kernel_funcs()
+        expected = model(ids).logits
+    torch.testing.assert_close(kernelized_rope, expected, rtol=0, atol=0)

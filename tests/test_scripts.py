@@ -102,10 +102,40 @@ def test_ltx_kernel_injection_example(backend):
 def test_transformers_injection_example(backend):
     p = run_script("transformers_injection_example.py", "--device", backend)
     assert "kernelize: logits relative difference" in p.stdout
-    assert "'rms_norm': 5, 'rope_qk': 2, 'silu': 2" in p.stdout
+    calls = "kernel calls per forward {'rms_norm': 5, 'rope_qk': 2, 'silu': 2}"
     assert "Falcon: 5 LayerNorms patched" in p.stdout
     if backend == "cpu":  # transformers 5.22's KernelConfig knows no cpu device
         assert "not supported on cpu" in p.stdout
+        assert p.stdout.count(calls) == 1
+    else:  # kernelize, then the KernelConfig path (from_pretrained or set_use_kernels)
+        assert p.stdout.count(calls) == 2, p.stdout
+
+
+def test_transformers_kernel_config_path(monkeypatch, capsys):
+    """The example's KernelConfig path on the CPU, with "cpu" added to transformers' device list
+    (5.22.2 lists none): the local mapping attaches every layer, and each kernel runs."""
+    import argparse
+    import importlib
+
+    import torch
+    import transformers.utils.kernel_config as kc
+
+    monkeypatch.setattr(kc, "KERNELS_SUPPORTED_DEVICE_TYPES",
+                        [*kc.KERNELS_SUPPORTED_DEVICE_TYPES, "cpu"])
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    example = importlib.import_module("transformers_injection_example")
+    from _common import load_kernel
+    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+    try:
+        args = argparse.Namespace(device="cpu", dtype="fp32")
+        ids = torch.randint(0, 512, (2, 16))
+        model = example.with_from_pretrained(load_kernel("cpu"), args, torch.float32, ids)
+    finally:  # kernelize replaced the process-wide apply_rotary_pos_emb's forward
+        apply_rotary_pos_emb.__dict__.pop("forward", None)
+    assert model is not None
+    assert ("kernel calls per forward {'rms_norm': 5, 'rope_qk': 2, 'silu': 2}"
+            in capsys.readouterr().out)
 
 
 def test_huggingface_kernels_example_local():

@@ -10,6 +10,8 @@
 #   llama      LLaMA-8B-sized prefill of 4096 tokens, the four configurations, profiled
 #   13b        the 13B LTX transformer, eager and kernels (5 steps)
 #   slow       the slow-marked tests
+#   transformers  the transformers example script on cuda (fp32, bf16) and tests/test_models.py in
+#              one process, tracebacks kept short (the kernelize path on the GPU, with its errors)
 #   tests      $TESTS (pytest arguments), e.g. "-n 8 tests" (pytest-xdist is on the device image)
 #   sanitize   compute-sanitizer memcheck and racecheck over tools/sanitize_ops.py $SANITIZE
 #              (op families; all when empty)
@@ -53,6 +55,14 @@ run() {  # name, command...: runs it, appends to $OUT/e2e.log, keeps the worst s
 # -v: one line per test as it finishes, so a log cut by the lease's limit still names each
 # result (a cut -q log shows only dots and Fs).
 part_tests() { run tests python3 -m pytest -v -p no:cacheprovider ${TESTS:-tests}; }
+part_transformers() {
+  for dt in fp32 bf16; do
+    run "transformers-example-$dt" python3 scripts/transformers_injection_example.py \
+      --device cuda --dtype $dt
+  done
+  run transformers-tests python3 -m pytest -v -p no:cacheprovider -p no:xdist --tb=short \
+    tests/test_models.py
+}
 part_slow() { run slow-tests python3 -m pytest -v -p no:cacheprovider -m slow tests; }
 part_ltx() {
   run ltx2b python3 scripts/benchmark_example.py "${LTX[@]}" --all-configs --profile \
