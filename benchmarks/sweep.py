@@ -598,8 +598,10 @@ def write_outputs(rows: list[dict], out: Path, meta: dict, plot: bool = True) ->
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--ops", default=",".join(TABLE), help="comma-separated ops")
-    ap.add_argument("--dtypes", default="bf16,fp16")
-    ap.add_argument("--quick", action="store_true", help="seed shapes only, bf16 only")
+    ap.add_argument("--dtypes", default=None, help="comma-separated (default: bf16,fp16; "
+                    "bf16 with --quick)")
+    ap.add_argument("--quick", action="store_true",
+                    help="seed shapes only, and bf16 only unless --dtypes says otherwise")
     ap.add_argument("--out", default="bench-results")
     ap.add_argument("--impls", default=None,
                     help="comma-separated implementations to time (default: all; 'unfused' "
@@ -614,6 +616,11 @@ def main(argv=None) -> int:
                          "uint8 copy_, a memcpy node in the graph; on the H200 it ran at "
                          "~2.6 TB/s at 50-100 MB, slower than the row kernels)")
     args = ap.parse_args(argv)
+    dtypes = (args.dtypes or ("bf16" if args.quick else "bf16,fp16")).split(",")
+    ops = [o for o in args.ops.split(",") if o]
+    bad = [d for d in dtypes if d not in DTYPES] + [o for o in ops if o not in TABLE]
+    if bad:
+        ap.error(f"unknown dtypes / ops {bad}; dtypes {list(DTYPES)}, ops {list(TABLE)}")
     global FLUSH
     FLUSH = args.flush
     if not torch.cuda.is_available():
@@ -632,9 +639,7 @@ def main(argv=None) -> int:
                 date=datetime.date.today().isoformat(), copy_GBps=copy_gbps,
                 no_graph=args.no_graph, flush=args.flush)
     print(f"# {meta['gpu']} torch {meta['torch']} copy {copy_gbps:.0f} GB/s", flush=True)
-    dtypes = ["bf16"] if args.quick else args.dtypes.split(",")
     rows: list[dict] = []
-    ops = [o for o in args.ops.split(",") if o]
     todo = [(op, shape, dt) for op in ops for dt in dtypes
             for shape in (TABLE[op][2] if args.quick else TABLE[op][1])]
     for n, (op, shape, dt) in enumerate(todo, 1):

@@ -8,10 +8,12 @@
 #              compile_repeated_blocks; rope tables and the head stay eager)
 #   cudagraphs compile and kernels+compile with mode="reduce-overhead" (CUDA graphs)
 #   llama      LLaMA-8B-sized prefill of 4096 tokens, the four configurations, profiled
+#              ($LLAMA_ARGS: more arguments, e.g. "--compile-scope model --no-reference";
+#              $LLAMA_TAG: suffix of its JSON)
 #   13b        the 13B LTX transformer, eager and kernels (5 steps)
 #   slow       the slow-marked tests
-#   transformers  the transformers example script on cuda (fp32, bf16) and tests/test_models.py in
-#              one process, tracebacks kept short (the kernelize path on the GPU, with its errors)
+#   transformers  the transformers example script on cuda (fp32, bf16), then the model and
+#              script tests of the transformers integration, tracebacks kept short
 #   tests      $TESTS (pytest arguments), e.g. "-n 8 tests" (pytest-xdist is on the device image)
 #   sanitize   compute-sanitizer memcheck and racecheck over tools/sanitize_ops.py $SANITIZE
 #              (op families; all when empty)
@@ -60,8 +62,8 @@ part_transformers() {
     run "transformers-example-$dt" python3 scripts/transformers_injection_example.py \
       --device cuda --dtype $dt
   done
-  run transformers-tests python3 -m pytest -v -p no:cacheprovider -p no:xdist --tb=short \
-    tests/test_models.py
+  run transformers-tests python3 -m pytest -v -p no:cacheprovider -n 8 --tb=short \
+    tests/test_models.py tests/test_scripts.py -k "transformers or kernelize or falcon or rope"
 }
 part_slow() { run slow-tests python3 -m pytest -v -p no:cacheprovider -m slow tests; }
 part_ltx() {
@@ -70,7 +72,7 @@ part_ltx() {
 }
 part_llama() {
   run llama8b python3 scripts/benchmark_transformers.py --seq-len 4096 --no-progress \
-    --profile --json "$J/llama8b.json"
+    --profile --json "$J/llama8b${LLAMA_TAG:-}.json" ${LLAMA_ARGS:-}
 }
 baseline() { [[ -f "$J/ltx2b.json" ]] && echo --baseline-json "$J/ltx2b.json"; }
 part_blocks() {
