@@ -16,8 +16,9 @@ eager's own distance, so a fast configuration that computes something else canno
 
 `--compile-scope layers` (the default) compiles each decoder layer (`nn.Module.compile`, one
 graph shared by all layers because the forward runs with `use_cache=False`; with a KV cache
-dynamo guards on each cache layer's state and compiles every layer again) and leaves the embedding, the causal-mask construction and the
-head eager; `--compile-scope model` compiles the whole forward. The difference is attention:
+dynamo guards on each cache layer's state and compiles every layer again) and leaves the
+embedding, the causal-mask construction and the head eager; `--compile-scope model` compiles
+the whole forward. The difference is attention:
 under a whole-model compile, transformers 5.22 with torch < 2.14 cannot tell tracing from
 exporting, materializes the causal mask and SDPA runs with it (cuDNN attention 31.2 ms
 against 9.1 ms with `is_causal` for 4096 tokens on the H200); per layer, the mask is built
