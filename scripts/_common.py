@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import statistics
+import subprocess
+import threading
 import time
 import tomllib
 from pathlib import Path
@@ -71,6 +75,80 @@ class Timer:
     def __exit__(self, *exc):
         sync(self.device)
         self.seconds = time.perf_counter() - self._t
+
+
+class GpuMonitor:
+    """The GPU's state while a block runs, read (never set) with `nvidia-smi` every 100 ms in a
+    background process: SM clock, temperature, power. The same kernels ran 7-8% slower in later
+    configurations of one process than in the first (PERFORMANCE.md, run D): this records
+    whether the clocks moved. `summary` is None off CUDA, without nvidia-smi, or if it fails;
+    a benchmark never depends on it."""
+
+    QUERY = "clocks.sm,temperature.gpu,power.draw"
+
+    def __init__(self, device: str):
+        self.device = torch.device(device)
+        self.lines: list[str] = []
+        self.summary: dict | None = None
+        self._proc = None
+
+    def __enter__(self):
+        exe = shutil.which("nvidia-smi")
+        if self.device.type != "cuda" or exe is None:
+            return self
+        cmd = [exe, f"--query-gpu={self.QUERY}", "--format=csv,noheader,nounits", "-lms", "100"]
+        try:
+            uuid = getattr(torch.cuda.get_device_properties(self.device), "uuid", None)
+            if uuid is not None:  # this process's device, whatever CUDA_VISIBLE_DEVICES says
+                uuid = str(uuid)
+                cmd.insert(1, f"--id={uuid if uuid.startswith('GPU-') else 'GPU-' + uuid}")
+            self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                          text=True)
+            self._reader = threading.Thread(target=self._read, daemon=True)
+            self._reader.start()
+        except (OSError, RuntimeError):
+            self._proc = None
+        return self
+
+    def _read(self):
+        for line in self._proc.stdout:
+            self.lines.append(line)
+
+    def __exit__(self, *exc):
+        if self._proc is None:
+            return
+        self._proc.terminate()
+        try:
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+        self._reader.join(timeout=5)
+        self.summary = self.parse(self.lines)
+
+    @staticmethod
+    def parse(lines: list[str]) -> dict | None:
+        """min / median / max of each field over the samples (lines "1980, 45, 312.5")."""
+        samples = []
+        for line in lines:
+            try:
+                samples.append([float(v) for v in line.split(",")])
+            except ValueError:  # "[N/A]" or a partial line at termination
+                continue
+        samples = [x for x in samples if len(x) == 3]
+        if not samples:
+            return None
+        out = {"samples": len(samples)}
+        for i, name in enumerate(("sm_mhz", "temp_c", "power_w")):
+            col = [x[i] for x in samples]
+            out[name] = {"min": min(col), "median": statistics.median(col), "max": max(col)}
+        return out
+
+    @staticmethod
+    def describe(s: dict) -> str:
+        """One line for a `summary`."""
+        return (f"GPU state ({s['samples']} samples): SM clock {s['sm_mhz']['min']:.0f}-"
+                f"{s['sm_mhz']['max']:.0f} MHz (median {s['sm_mhz']['median']:.0f}), "
+                f"{s['temp_c']['max']:.0f} C max, {s['power_w']['median']:.0f} W median")
 
 
 # transformers' hub layer names (as its decorators spell them) -> this package's layers

@@ -33,8 +33,8 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (DTYPES, Timer, default_device, device_name, load_kernel,  # noqa: E402
-                     print_profile, profile_call, rel_l2)
+from _common import (DTYPES, GpuMonitor, Timer, default_device, device_name,  # noqa: E402
+                     load_kernel, print_profile, profile_call, rel_l2)
 
 # diffusers' LTXVideoTransformer3DModel configs. "2b" is the class's default config (LTX-Video
 # 0.9.x 2B); "13b" the LTX-Video 0.9.7 13B transformer (48 layers, 32 heads x 128 = 4096).
@@ -219,10 +219,11 @@ def run_config(args, config, dtype):
         scheduler = make_scheduler(work.tokens, args.steps, args.device)
         latents = work.latents.clone()
         times = []
-        for t in progress(scheduler.timesteps, f"{config}", args):
-            with Timer(args.device) as step:
-                latents = work.step(model, scheduler, latents, t)
-            times.append(step.seconds)
+        with GpuMonitor(args.device) as gpu:
+            for t in progress(scheduler.timesteps, f"{config}", args):
+                with Timer(args.device) as step:
+                    latents = work.step(model, scheduler, latents, t)
+                times.append(step.seconds)
         assert torch.isfinite(latents).all(), f"{config}: non-finite latents"
         # one model call on the first step's input, kept to compare configurations
         t0 = make_scheduler(work.tokens, 1, args.device).timesteps[0]
@@ -239,6 +240,7 @@ def run_config(args, config, dtype):
         "steps": len(ms),
         "ms_per_step": ms,
         "injection": dict(report.replaced) if report else None,
+        "gpu_state": gpu.summary,
         "peak_memory_gib": (torch.cuda.max_memory_allocated() / 2**30
                             if torch.device(args.device).type == "cuda" else None),
         "profile": breakdown,
@@ -311,6 +313,8 @@ def main(argv=None):
         print(f"  {config:16s} {r['ms_per_step_median']:9.2f} ms/step (median; mean "
               f"{r['ms_per_step_mean']:.2f}, min {r['ms_per_step_min']:.2f})  "
               f"{r['it_per_s']:7.2f} it/s  warmup {r['warmup_s']:.1f} s")
+        if r["gpu_state"]:
+            print(f"    {GpuMonitor.describe(r['gpu_state'])}")
         for kind, n in (r["injection"] or {}).items():
             print(f"    injected {n:3d} x {kind}")
         if r["profile"]:

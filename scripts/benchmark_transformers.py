@@ -40,7 +40,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (DTYPES, TRANSFORMERS_LAYERS, Timer, default_device,  # noqa: E402
+from _common import (DTYPES, TRANSFORMERS_LAYERS, GpuMonitor, Timer, default_device,  # noqa: E402
                      device_name, load_kernel, print_profile, profile_call, rel_l2,
                      transformers_kernel_mapping)
 
@@ -174,10 +174,11 @@ def run_config(args, config, dtype):
             for _ in bar(range(args.warmup_iterations), f"{config} warmup"):
                 forward()
         times = []
-        for _ in bar(range(args.iterations), config):
-            with Timer(args.device) as t:
-                logits = forward()
-            times.append(1000 * t.seconds)
+        with GpuMonitor(args.device) as gpu:
+            for _ in bar(range(args.iterations), config):
+                with Timer(args.device) as t:
+                    logits = forward()
+                times.append(1000 * t.seconds)
         breakdown = (profile_call(forward, args.device) if args.profile else None)
     if breakdown is not None and not CONFIGS[config][0] and "ours" in breakdown["categories_ms"]:
         raise SystemExit(f"{config}: this package's kernels ran in a configuration without "
@@ -187,6 +188,7 @@ def run_config(args, config, dtype):
     result = {"config": config, "ms_median": med, "ms_mean": statistics.fmean(times),
               "ms_min": min(times), "tokens_per_s": args.batch_size * args.seq_len / med * 1000,
               "warmup_s": warm.seconds, "ms": times, "profile": breakdown,
+              "gpu_state": gpu.summary,
               "_logits": logits.float().cpu()}
     del model
     gc.collect()
@@ -238,6 +240,8 @@ def main(argv=None):
         results.append(r)
         print(f"  {config:16s} {r['ms_median']:9.2f} ms (median; min {r['ms_min']:.2f})  "
               f"{r['tokens_per_s']:10.0f} tokens/s  warmup {r['warmup_s']:.1f} s")
+        if r["gpu_state"]:
+            print(f"    {GpuMonitor.describe(r['gpu_state'])}")
         if r["profile"]:
             print_profile(config, r["profile"], "one forward")
     check_agreement(results, ref, args)

@@ -60,14 +60,16 @@ def main(argv=None):
     from kernels import get_kernel, has_kernel
 
     source = os.environ.get("LOCAL_KERNELS") or "the Hub"
+    # On a CUDA torch both calls default to the CUDA variant; the CPU one is asked for.
+    kw = ({"backend": "cpu"} if torch.device(args.device).type == "cpu" and torch.version.cuda
+          else {})
     try:
-        available = has_kernel(args.repo_id, version=1, trust_remote_code=trust)
-        print(f"has_kernel({args.repo_id!r}, version=1) via {source}: {available}")
+        available = has_kernel(args.repo_id, version=1, trust_remote_code=trust, **kw)
+        print(f"has_kernel({args.repo_id!r}, version=1{', backend=cpu' if kw else ''}) via "
+              f"{source}: {available}")
         if not available:
             print("  no build of it for this torch / CUDA / platform")
             return 1
-        kw = ({"backend": "cpu"} if torch.device(args.device).type == "cpu" and torch.version.cuda
-              else {})
         k = get_kernel(args.repo_id, version=1, trust_remote_code=trust, **kw)
     except Exception as e:
         cause = network_cause(e)

@@ -49,6 +49,7 @@ def test_benchmark_example_tiny(backend, tmp_path):
     for r in (eager, kernels):
         assert len(r["ms_per_step"]) == 2 and r["ms_per_step_median"] > 0
         assert r["speedup_vs_eager"] > 0
+        assert "gpu_state" in r  # None on the CPU
     assert eager["injection"] is None and sum(kernels["injection"].values()) == 11
     assert eager["rel_err_vs_eager"] == 0 and 0 < kernels["rel_err_vs_eager"] < 1e-4
     assert "ours" in kernels["profile"]["categories_ms"]
@@ -87,6 +88,7 @@ def test_benchmark_transformers_tiny(backend, tmp_path):
     data = json.loads(out.read_text())
     assert [r["config"] for r in data["results"]] == ["eager", "kernels"]
     assert all(r["tokens_per_s"] > 0 for r in data["results"])
+    assert all("gpu_state" in r for r in data["results"])  # None on the CPU
     # fp32: eager is the reference itself; the kernels differ in summation order only
     assert data["results"][0]["rel_err_vs_fp32"] == 0
     assert 0 < data["results"][1]["rel_err_vs_fp32"] < 1e-4
@@ -152,6 +154,47 @@ def test_transformers_kernel_config_path(monkeypatch, capsys):
     assert model is not None
     assert ("kernel calls per forward {'rms_norm': 5, 'rope_qk': 2, 'silu': 2}"
             in capsys.readouterr().out)
+
+
+def _common():
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        import _common
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    return _common
+
+
+def test_gpu_monitor_parse():
+    """nvidia-smi's CSV samples: unparsable ones ("[N/A]", a line cut at termination) are
+    skipped; min / median / max per field."""
+    parse = _common().GpuMonitor.parse
+    got = parse(["1980, 40, 300.5\n", "[N/A], 41, 310\n", "1755, 60, 650.0\n",
+                 "1830, 50, 500\n", "19"])
+    assert got == {"samples": 3,
+                   "sm_mhz": {"min": 1755.0, "median": 1830.0, "max": 1980.0},
+                   "temp_c": {"min": 40.0, "median": 50.0, "max": 60.0},
+                   "power_w": {"min": 300.5, "median": 500.0, "max": 650.0}}
+    assert parse([]) is None and parse(["[N/A], [N/A], [N/A]"]) is None
+
+
+def test_gpu_monitor_device(backend):
+    """Off CUDA the monitor records nothing; on a GPU with nvidia-smi it samples this process's
+    device (found by UUID) while the block runs."""
+    import shutil
+    import time
+
+    mon = _common().GpuMonitor
+    with mon(backend) as gpu:
+        time.sleep(1.0)
+    if backend == "cpu":
+        assert gpu.summary is None
+        return
+    if shutil.which("nvidia-smi") is None:
+        pytest.skip("no nvidia-smi on this GPU machine")
+    assert gpu.summary is not None and gpu.summary["samples"] >= 3, gpu.lines
+    assert 100 < gpu.summary["sm_mhz"]["median"] < 5000
+    assert "SM clock" in mon.describe(gpu.summary)
 
 
 def test_huggingface_kernels_example_local():
