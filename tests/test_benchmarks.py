@@ -152,3 +152,54 @@ Resource usage:
     assert [s for _, s in rows] == [(64, 0, 1152, 0), (40, 8, 1152, 0)]
     if resources.shutil.which("c++filt"):
         assert rows[0][0] == "void ltx::adaln_kernel<bf16, bf16, bf16, 8, 4, false>"
+
+
+def test_gpu_ab_applies_times_and_restores(tmp_path):
+    """tools/gpu_ab.sh in a scratch git repository, with stand-ins for python3 (build, sweep and
+    pytest record which version of the source they saw): A runs on the tree as it is, B and its
+    tests on the patched tree, the comparison reads both sweeps, and the tree is restored."""
+    import os
+    import shutil
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / "tools").mkdir(parents=True)
+    for name in ("gpu_ab.sh", "gpu_env.sh"):
+        shutil.copy(ROOT / "tools" / name, repo / "tools" / name)
+    src = repo / "kernel.cu"
+    src.write_text("int version = 1;\n")
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "a"], cwd=repo, check=True)
+    src.write_text("int version = 2;\n")
+    patch = tmp_path / "b.patch"
+    patch.write_text(subprocess.run(["git", "diff"], cwd=repo, capture_output=True, text=True,
+                                    check=True).stdout)
+    subprocess.run(["git", "checkout", "-q", "kernel.cu"], cwd=repo, check=True)
+
+    stub = tmp_path / "bin" / "python3"
+    stub.parent.mkdir()
+    stub.write_text(f"""#!/bin/bash
+v=$(grep -o '[0-9]' kernel.cu)
+case "$1" in
+  tools/build.py) echo "build v$v" >> {tmp_path}/calls ;;
+  benchmarks/sweep.py)
+    out=$(echo "$@" | sed 's/.*--out \\([^ ]*\\).*/\\1/'); mkdir -p "$out"
+    echo "sweep v$v" >> {tmp_path}/calls
+    printf 'op,shape,dtype,impl,us\\ngeglu,1x8,bf16,ltx,%s\\n' $((12 - v)) > "$out/sweep.csv" ;;
+  -m) [[ $2 == pytest ]] && echo "tests v$v" >> {tmp_path}/calls ;;
+  *) exec {sys.executable} "$@" ;;
+esac
+""")
+    stub.chmod(0o755)
+    env = {**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}",
+           "OUT": str(tmp_path / "out"), "AB_PATCH": str(patch), "AB_OPS": "geglu",
+           "AB_TESTS": "tests/x.py"}
+    r = subprocess.run(["bash", "tools/gpu_ab.sh"], cwd=repo, env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / "calls").read_text().split("\n")[:5] == [
+        "build v1", "sweep v1", "build v2", "sweep v2", "tests v2"]
+    assert "| geglu | 1x8 | bf16 | 11.0 | 10.0 | 0.909 |" in r.stdout
+    assert src.read_text() == "int version = 1;\n"  # restored
