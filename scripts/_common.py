@@ -96,17 +96,20 @@ class GpuMonitor:
         exe = shutil.which("nvidia-smi")
         if self.device.type != "cuda" or exe is None:
             return self
-        cmd = [exe, f"--query-gpu={self.QUERY}", "--format=csv,noheader,nounits", "-lms", "100"]
         try:
+            listing = subprocess.run([exe, "--query-gpu=index,uuid", "--format=csv,noheader"],
+                                     capture_output=True, text=True, timeout=10).stdout
             uuid = getattr(torch.cuda.get_device_properties(self.device), "uuid", None)
-            if uuid is not None:  # this process's device, whatever CUDA_VISIBLE_DEVICES says
-                uuid = str(uuid)
-                cmd.insert(1, f"--id={uuid if uuid.startswith('GPU-') else 'GPU-' + uuid}")
+            index = self.smi_index(listing, None if uuid is None else str(uuid))
+            if index is None:
+                return self
+            cmd = [exe, f"--id={index}", f"--query-gpu={self.QUERY}",
+                   "--format=csv,noheader,nounits", "-lms", "100"]
             self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                           text=True)
             self._reader = threading.Thread(target=self._read, daemon=True)
             self._reader.start()
-        except (OSError, RuntimeError):
+        except (OSError, RuntimeError, subprocess.SubprocessError):
             self._proc = None
         return self
 
@@ -124,6 +127,20 @@ class GpuMonitor:
             self._proc.kill()
         self._reader.join(timeout=5)
         self.summary = self.parse(self.lines)
+
+    @staticmethod
+    def smi_index(listing: str, uuid: str | None) -> str | None:
+        """nvidia-smi's index of this process's device (whatever CUDA_VISIBLE_DEVICES says),
+        from `--query-gpu=index,uuid` lines ("0, GPU-8b1c..."): the one whose UUID holds torch's
+        (with or without the "GPU-" prefix); the only one if there is one; else None."""
+        rows = [[v.strip() for v in line.split(",")] for line in listing.strip().splitlines()
+                if line.count(",") == 1]
+        if uuid:
+            uuid = uuid.removeprefix("GPU-")
+            for index, u in rows:
+                if uuid in u:
+                    return index
+        return rows[0][0] if len(rows) == 1 else None
 
     @staticmethod
     def parse(lines: list[str]) -> dict | None:

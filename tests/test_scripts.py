@@ -178,9 +178,21 @@ def test_gpu_monitor_parse():
     assert parse([]) is None and parse(["[N/A], [N/A], [N/A]"]) is None
 
 
+def test_gpu_monitor_smi_index():
+    """Which nvidia-smi index to sample: the one whose UUID matches torch's (with or without
+    the "GPU-" prefix), else the only one, else none."""
+    smi_index = _common().GpuMonitor.smi_index
+    two = "0, GPU-aaaa-1111\n1, GPU-bbbb-2222\n"
+    assert smi_index(two, "bbbb-2222") == "1"
+    assert smi_index(two, "GPU-aaaa-1111") == "0"
+    assert smi_index(two, "cccc") is None and smi_index(two, None) is None
+    assert smi_index("0, GPU-aaaa-1111\n", "cccc") == "0"
+    assert smi_index("", "aaaa") is None
+
+
 def test_gpu_monitor_device(backend):
     """Off CUDA the monitor records nothing; on a GPU with nvidia-smi it samples this process's
-    device (found by UUID) while the block runs."""
+    device (found by UUID in nvidia-smi's listing) while the block runs."""
     import shutil
     import time
 
