@@ -23,15 +23,19 @@ with open(ROOT / "build.toml", "rb") as _f:
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
 
+def backend_kwargs(device: str) -> dict:
+    """kernels' `backend=` for `device`: on a CUDA torch `get_kernel` / `has_kernel` default to
+    the CUDA variant, so the CPU one is asked for by name."""
+    return {"backend": "cpu"} if torch.device(device).type == "cpu" and torch.version.cuda else {}
+
+
 def load_kernel(device: str):
     """The kernel for `device`'s backend, from this checkout's build (LOCAL_KERNELS)."""
     os.environ.setdefault("LOCAL_KERNELS", f"{REPO_ID}={ROOT}")
     from kernels import get_kernel
 
-    # On a CUDA torch the default variant is the CUDA one; the CPU variant is asked for.
-    kw = {"backend": "cpu"} if torch.device(device).type == "cpu" and torch.version.cuda else {}
     try:
-        return get_kernel(REPO_ID, version=1, **kw)
+        return get_kernel(REPO_ID, version=1, **backend_kwargs(device))
     except Exception as e:  # no build for this torch / backend
         raise SystemExit(f"cannot load {REPO_ID} from {ROOT}/build ({e}); "
                          f"build it first: python tools/build.py") from e
@@ -84,7 +88,7 @@ class GpuMonitor:
     whether the clocks moved. `summary` is None off CUDA, without nvidia-smi, or if it fails;
     a benchmark never depends on it."""
 
-    QUERY = "clocks.sm,temperature.gpu,power.draw"
+    FIELDS = (("sm_mhz", "clocks.sm"), ("temp_c", "temperature.gpu"), ("power_w", "power.draw"))
 
     def __init__(self, device: str):
         self.device = torch.device(device)
@@ -103,7 +107,8 @@ class GpuMonitor:
             index = self.smi_index(listing, None if uuid is None else str(uuid))
             if index is None:
                 return self
-            cmd = [exe, f"--id={index}", f"--query-gpu={self.QUERY}",
+            query = ",".join(q for _, q in self.FIELDS)
+            cmd = [exe, f"--id={index}", f"--query-gpu={query}",
                    "--format=csv,noheader,nounits", "-lms", "100"]
             self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                           text=True)
@@ -151,11 +156,11 @@ class GpuMonitor:
                 samples.append([float(v) for v in line.split(",")])
             except ValueError:  # "[N/A]" or a partial line at termination
                 continue
-        samples = [x for x in samples if len(x) == 3]
+        samples = [x for x in samples if len(x) == len(GpuMonitor.FIELDS)]
         if not samples:
             return None
         out = {"samples": len(samples)}
-        for i, name in enumerate(("sm_mhz", "temp_c", "power_w")):
+        for i, (name, _) in enumerate(GpuMonitor.FIELDS):
             col = [x[i] for x in samples]
             out[name] = {"min": min(col), "median": statistics.median(col), "max": max(col)}
         return out

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO_ID, ROOT, default_device  # noqa: E402
+from _common import REPO_ID, ROOT, backend_kwargs, default_device  # noqa: E402
 
 
 NETWORK_ERRORS = {"ConnectionError", "ConnectError", "OfflineModeIsEnabled",
@@ -60,9 +60,7 @@ def main(argv=None):
     from kernels import get_kernel, has_kernel
 
     source = os.environ.get("LOCAL_KERNELS") or "the Hub"
-    # On a CUDA torch both calls default to the CUDA variant; the CPU one is asked for.
-    kw = ({"backend": "cpu"} if torch.device(args.device).type == "cpu" and torch.version.cuda
-          else {})
+    kw = backend_kwargs(args.device)
     try:
         available = has_kernel(args.repo_id, version=1, trust_remote_code=trust, **kw)
         print(f"has_kernel({args.repo_id!r}, version=1{', backend=cpu' if kw else ''}) via "

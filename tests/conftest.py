@@ -29,6 +29,17 @@ DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 _kernels: dict[str, object] = {}
 
 
+def restore_transformers_kernel_funcs() -> None:
+    """transformers' kernel functions (`apply_rotary_pos_emb` of LLaMA and Qwen3) are one
+    module each for the whole process, and kernelize sets their `forward` on the instance:
+    drop it, so that later models run transformers' own formula again."""
+    from transformers.models.llama import modeling_llama
+    from transformers.models.qwen3 import modeling_qwen3
+
+    for fn in (modeling_llama.apply_rotary_pos_emb, modeling_qwen3.apply_rotary_pos_emb):
+        fn.__dict__.pop("forward", None)
+
+
 def load_kernel(backend: str):
     """The kernel module for `backend`, loaded through get_kernel + LOCAL_KERNELS."""
     if backend not in _kernels:

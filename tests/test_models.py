@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import load_kernel
+from conftest import load_kernel, restore_transformers_kernel_funcs
 
 # hub layer name (as transformers' decorators spell it) -> this package's layer class name
 LAYERS = {
@@ -33,25 +33,12 @@ def kernel_mapping(kernel, device_type: str):
 
 @pytest.fixture(autouse=True)
 def _original_kernel_funcs():
-    """transformers' kernel functions (`apply_rotary_pos_emb`) are one module each for the whole
-    process, and kernelize replaces their forward there: every test starts and ends with the
-    original forwards, so that its reference model runs without this package."""
-    restore_kernel_funcs()
+    """kernelize replaces the forward of transformers' process-wide kernel functions: every
+    test starts and ends with the original forwards, so that its reference model runs without
+    this package."""
+    restore_transformers_kernel_funcs()
     yield
-    restore_kernel_funcs()
-
-
-def kernel_funcs():
-    """The process-wide function modules transformers' attention classes attach."""
-    from transformers.models.llama import modeling_llama
-    from transformers.models.qwen3 import modeling_qwen3
-
-    return [modeling_llama.apply_rotary_pos_emb, modeling_qwen3.apply_rotary_pos_emb]
-
-
-def restore_kernel_funcs():
-    for fn in kernel_funcs():
-        fn.__dict__.pop("forward", None)  # kernelize sets the instance attribute
+    restore_transformers_kernel_funcs()
 
 
 def count_ops(fn, op_suffix: str) -> int:
@@ -225,6 +212,6 @@ def test_rope_layer_other_device(kernel, backend):
     ids = torch.randint(0, 512, (2, 24), device="cuda")
     with torch.no_grad():
         kernelized_rope = model(ids).logits  # the CPU build's layer, on CUDA tensors
-        restore_kernel_funcs()
+        restore_transformers_kernel_funcs()
         expected = model(ids).logits
     torch.testing.assert_close(kernelized_rope, expected, rtol=0, atol=0)

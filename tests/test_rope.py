@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import DTYPES, HAS_CUDA, LAYOUTS, assert_close, make_input, poisoned
+from conftest import (DTYPES, HAS_CUDA, LAYOUTS, assert_close, make_input, poisoned,
+                      restore_transformers_kernel_funcs)
 
 # DESIGN.md's hidden sizes; D = 1 cannot hold a pair (test_bad_inputs covers R > D).
 HIDDEN_SIZES = [2, 7, 8, 768, 769, 2048, 3072, 5120, 5125, 8192, 16384]
@@ -717,7 +718,5 @@ def test_layer_kernelize_llama(backend, kernel, device):
         with torch.no_grad():
             got = model(ids).logits
     finally:
-        # kernelize replaced forward on the module-level function object: restore it for
-        # the rest of the session.
-        fn.__dict__.pop("forward", None)
+        restore_transformers_kernel_funcs()  # for the rest of the session
     assert_close(got, ref.double())

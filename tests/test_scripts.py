@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ID, ROOT
+from conftest import REPO_ID, ROOT, restore_transformers_kernel_funcs
 
 SCRIPTS = ROOT / "scripts"
 pytest.importorskip("diffusers")
@@ -142,15 +142,13 @@ def test_transformers_kernel_config_path(monkeypatch, capsys):
                         [*kc.KERNELS_SUPPORTED_DEVICE_TYPES, "cpu"])
     monkeypatch.syspath_prepend(str(SCRIPTS))
     example = importlib.import_module("transformers_injection_example")
-    from _common import load_kernel
-    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
-
     try:
         args = argparse.Namespace(device="cpu", dtype="fp32")
         ids = torch.randint(0, 512, (2, 16))
-        model = example.with_from_pretrained(load_kernel("cpu"), args, torch.float32, ids)
+        model = example.with_from_pretrained(example.load_kernel("cpu"), args, torch.float32,
+                                             ids)
     finally:  # kernelize replaced the process-wide apply_rotary_pos_emb's forward
-        apply_rotary_pos_emb.__dict__.pop("forward", None)
+        restore_transformers_kernel_funcs()
     assert model is not None
     assert ("kernel calls per forward {'rms_norm': 5, 'rope_qk': 2, 'silu': 2}"
             in capsys.readouterr().out)
