@@ -22,6 +22,7 @@
 #include "common/op_checks.h"
 #include "torch-ext/torch_binding.h"
 #include "ltx_kernels_cuda/common/dispatch.cuh"
+#include "ltx_kernels_cuda/common/fast_rows.cuh"
 #include "ltx_kernels_cuda/common/launch.cuh"
 #include "ltx_kernels_cuda/common/reduce.cuh"
 #include "ltx_kernels_cuda/common/rope.cuh"
@@ -38,7 +39,7 @@ struct NormRopeTensor {
   T* out;                      // [rows, D] at out_rows
   const T* x;                  // [rows, D] at x_rows
   const W* weight;             // [D], or nullptr
-  BcastRows x_rows, out_rows;  // row r's offset in x / out
+  FastBcast x_rows, out_rows;  // row r's offset in x / out
 };
 
 template <typename T, typename W, typename C>
@@ -46,7 +47,7 @@ struct RmsNormRopeParams {
   NormRopeTensor<T, W> t[2];     // NT of them used
   const C* cos;                  // [..., R] at cos_rows
   const C* sin;                  // [..., R] at sin_rows
-  BcastRows cos_rows, sin_rows;  // row r's offset in cos / sin (broadcast)
+  FastBcast cos_rows, sin_rows;  // row r's offset in cos / sin (broadcast)
   int64_t rows;
   RopeRow row;
   int group;  // threads per row (G)
@@ -113,11 +114,11 @@ __global__ void __launch_bounds__(CHUNKS == 0 ? kMaxStreamThreads : 256)
   T* out[NT];
 #pragma unroll
   for (int t = 0; t < NT; ++t) {
-    x[t] = p.t[t].x + (active ? row_offset(p.t[t].x_rows, row) : 0);
-    out[t] = p.t[t].out + (active ? row_offset(p.t[t].out_rows, row) : 0);
+    x[t] = p.t[t].x + (active ? p.t[t].x_rows.offset(row) : 0);
+    out[t] = p.t[t].out + (active ? p.t[t].out_rows.offset(row) : 0);
   }
-  const int64_t cos_off = active ? row_offset(p.cos_rows, row) : 0;
-  const int64_t sin_off = p.sin_like_cos ? cos_off : active ? row_offset(p.sin_rows, row) : 0;
+  const int64_t cos_off = active ? p.cos_rows.offset(row) : 0;
+  const int64_t sin_off = p.sin_like_cos ? cos_off : active ? p.sin_rows.offset(row) : 0;
   const C* cr = p.cos + cos_off;
   const C* sr = p.sin + sin_off;
   const int items = p.row.items;
@@ -237,8 +238,11 @@ NormRopeTensor<T, W> norm_rope_tensor(const NormRopeViews& v,
                                       const std::optional<at::Tensor>& weight, at::Tensor& keep,
                                       const char* out_name) {
   NormRopeTensor<T, W> a{};
-  keep = strided_rows_input(v.x, a.x_rows);
-  a.out_rows = strided_rows_out(v.out, out_name);
+  BcastRows x_rows;
+  keep = strided_rows_input(v.x, x_rows);
+  const int64_t rows = v.x.size(-1) == 0 ? 0 : v.x.numel() / v.x.size(-1);
+  a.x_rows = fast_bcast(x_rows, rows);
+  a.out_rows = fast_bcast(strided_rows_out(v.out, out_name), rows);
   a.x = reinterpret_cast<const T*>(keep.data_ptr());
   a.out = reinterpret_cast<T*>(v.out.data_ptr());
   a.weight = weight.has_value() ? reinterpret_cast<const W*>(weight->data_ptr()) : nullptr;
@@ -282,17 +286,17 @@ inline void run_rms_norm_rope(const NormRopeViews* const (&views)[2],
       auto launch_one = [&](int t) {  // tensor t alone
         RmsNormRopeParams<T, W, C> q = p;
         q.t[0] = p.t[t];
-        q.cos_rows = views[t]->tab.cos_rows;
-        q.sin_rows = views[t]->tab.sin_rows;
-        q.sin_like_cos = views[t]->tab.sin_like_cos;
         q.rows = views[t]->x.numel() / D;
+        q.cos_rows = fast_bcast(views[t]->tab.cos_rows, q.rows);
+        q.sin_rows = fast_bcast(views[t]->tab.sin_rows, q.rows);
+        q.sin_like_cos = views[t]->tab.sin_like_cos;
         if (q.rows > 0) launch_rms_norm_rope<1>(q, D, R, interleaved, stream);
       };
       if (paired) {
-        p.cos_rows = v0.tab.cos_rows;
-        p.sin_rows = v0.tab.sin_rows;
-        p.sin_like_cos = v0.tab.sin_like_cos;
         p.rows = v0.x.numel() / D;
+        p.cos_rows = fast_bcast(v0.tab.cos_rows, p.rows);
+        p.sin_rows = fast_bcast(v0.tab.sin_rows, p.rows);
+        p.sin_like_cos = v0.tab.sin_like_cos;
         if (p.rows > 0) launch_rms_norm_rope<2>(p, D, R, interleaved, stream);
       } else {
         for (int t = 0; t < nt; ++t) launch_one(t);

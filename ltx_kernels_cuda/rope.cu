@@ -14,6 +14,7 @@
 #include "common/op_checks.h"
 #include "torch-ext/torch_binding.h"
 #include "ltx_kernels_cuda/common/dispatch.cuh"
+#include "ltx_kernels_cuda/common/fast_rows.cuh"
 #include "ltx_kernels_cuda/common/launch.cuh"
 #include "ltx_kernels_cuda/common/rope.cuh"
 #include "ltx_kernels_cuda/common/vec.cuh"
@@ -25,8 +26,8 @@ template <typename T>
 struct RopeTensor {
   T* out;                        // [rows, D] at out_rows
   const T* x;                    // [rows, D] at x_rows
-  BcastRows x_rows, out_rows;    // row r's offset in x / out
-  BcastRows cos_rows, sin_rows;  // row r's offset in cos / sin
+  FastBcast x_rows, out_rows;    // row r's offset in x / out
+  FastBcast cos_rows, sin_rows;  // row r's offset in cos / sin
   int64_t rows;
 };
 
@@ -54,13 +55,12 @@ __global__ void rope_kernel(const RopeParams<T, C> p) {
   if (row >= rows) return;  // no block-wide synchronization below
   const int lane = threadIdx.x % G;
 
-  const T* x =
-      (second ? p.t[1].x : p.t[0].x) + row_offset(second ? p.t[1].x_rows : p.t[0].x_rows, row);
+  const T* x = (second ? p.t[1].x : p.t[0].x) + (second ? p.t[1].x_rows : p.t[0].x_rows).offset(row);
   T* out = (second ? p.t[1].out : p.t[0].out) +
-           row_offset(second ? p.t[1].out_rows : p.t[0].out_rows, row);
-  const int64_t cos_off = row_offset(second ? p.t[1].cos_rows : p.t[0].cos_rows, row);
+           (second ? p.t[1].out_rows : p.t[0].out_rows).offset(row);
+  const int64_t cos_off = (second ? p.t[1].cos_rows : p.t[0].cos_rows).offset(row);
   const int64_t sin_off =
-      p.sin_like_cos ? cos_off : row_offset(second ? p.t[1].sin_rows : p.t[0].sin_rows, row);
+      p.sin_like_cos ? cos_off : (second ? p.t[1].sin_rows : p.t[0].sin_rows).offset(row);
   const C* cr = p.cos + cos_off;
   const C* sr = p.sin + sin_off;
   const RopeRow g = p.row;
@@ -135,12 +135,14 @@ RopeTensor<T> rope_tensor(at::Tensor& out, const at::Tensor& x, const RopeTables
   RopeTensor<T> t{};
   t.out = reinterpret_cast<T*>(out.data_ptr());
   t.x = reinterpret_cast<const T*>(x.data_ptr());
-  const bool ok = try_strided_rows(x, t.x_rows);
-  TORCH_INTERNAL_ASSERT(ok, "x rows must be prepared with strided_rows_input");
-  t.out_rows = strided_rows_out(out, out_name);
-  t.cos_rows = tab.cos_rows;
-  t.sin_rows = tab.sin_rows;
   t.rows = x.size(-1) == 0 ? 0 : x.numel() / x.size(-1);
+  BcastRows x_rows;
+  const bool ok = try_strided_rows(x, x_rows);
+  TORCH_INTERNAL_ASSERT(ok, "x rows must be prepared with strided_rows_input");
+  t.x_rows = fast_bcast(x_rows, t.rows);
+  t.out_rows = fast_bcast(strided_rows_out(out, out_name), t.rows);
+  t.cos_rows = fast_bcast(tab.cos_rows, t.rows);
+  t.sin_rows = fast_bcast(tab.sin_rows, t.rows);
   return t;
 }
 

@@ -1,6 +1,6 @@
 // Rotary-embedding math shared by rope.cu and rms_norm_rope.cu: how a row is cut into items
-// that each hold whole rotation pairs, item loads and stores, the rotation itself, and row
-// offsets of strided / broadcast operands.
+// that each hold whole rotation pairs, item loads and stores, and the rotation itself (row
+// offsets of strided / broadcast operands: common/fast_rows.cuh).
 //
 // Pairs, as the models define them (cos / sin already repeated per pair, full rotary dim R):
 //   interleaved (LTX-Video, FLUX `apply_rotary_emb`): pairs (2i, 2i+1);
@@ -12,7 +12,6 @@
 
 #include <cstdint>
 
-#include "common/bcast_rows.h"
 #include "ltx_kernels_cuda/common/vec.cuh"
 
 namespace ltx {
@@ -136,28 +135,6 @@ __device__ __forceinline__ void rope_rotate(float (&v)[2 * U], const float (&c)[
     v[p] = a * c[p] - b * s[p];
     v[q] = b * c[q] + a * s[q];
   }
-}
-
-// BcastRows::offset (common/bcast_rows.h) with the loop unrolled over the fixed number of
-// levels, so that the struct stays in registers, and 32-bit divisions when they suffice (the
-// usual case; 64-bit division is a long instruction sequence).
-__device__ __forceinline__ int64_t row_offset(const BcastRows& b, int64_t r) {
-  int64_t off = 0;
-#pragma unroll
-  for (int d = 0; d < BcastRows::kMaxDims; ++d) {
-    if (d >= b.nd) break;
-    if (d == b.nd - 1) return off + r * b.stride[d];
-    const int64_t n = b.size[d];
-    int64_t q;
-    if (((static_cast<uint64_t>(r) | static_cast<uint64_t>(n)) >> 32) == 0) {
-      q = static_cast<uint32_t>(r) / static_cast<uint32_t>(n);
-    } else {
-      q = r / n;
-    }
-    off += (r - q * n) * b.stride[d];
-    r = q;
-  }
-  return off;
 }
 
 }  // namespace ltx

@@ -1,0 +1,98 @@
+// Row offsets of broadcast / strided operands (BcastRows, common/bcast_rows.h) with the
+// divisions done as multiplications.
+//
+// BcastRows::offset divides the row index by each level's size. In a kernel that is a 64-bit
+// division (a call into a long instruction sequence) or, when the values fit, a 32-bit one
+// (~20 instructions with a reciprocal and corrections), run by every thread before its first
+// load of that operand. The sizes are fixed for a launch, so the host precomputes for each a
+// multiplier and a shift (FastDiv), and a division becomes a high multiply, an add and a shift.
+// torch.compile gets the same effect by specializing its kernels on the shapes.
+#pragma once
+
+#include <cstdint>
+
+#include "common/bcast_rows.h"
+
+namespace ltx {
+
+// n / d for 0 <= n < 2^31 and 1 <= d < 2^31 (Granlund and Montgomery, "Division by invariant
+// integers using multiplication", 1994): with shr = ceil(log2(d)) and
+// mul = floor(2^32 * (2^shr - d) / d) + 1, n / d == (umulhi(n, mul) + n) >> shr. The sum does
+// not overflow because umulhi(n, mul) <= n < 2^31.
+struct FastDiv {
+  uint32_t mul;
+  uint32_t shr;
+
+  __host__ __device__ static FastDiv make(uint32_t d) {
+    FastDiv f{0, 0};
+    while ((uint64_t{1} << f.shr) < d) ++f.shr;
+    f.mul = static_cast<uint32_t>(((uint64_t{1} << 32) * ((uint64_t{1} << f.shr) - d)) / d + 1);
+    return f;
+  }
+
+  __host__ __device__ __forceinline__ uint32_t div(uint32_t n) const {
+#if defined(__CUDA_ARCH__)
+    const uint32_t hi = __umulhi(n, mul);
+#else
+    const uint32_t hi = static_cast<uint32_t>((uint64_t{n} * mul) >> 32);
+#endif
+    return (hi + n) >> shr;
+  }
+};
+
+// A BcastRows with a FastDiv per level, for row indices below `rows`. `fast` is false when a
+// row index or a level's size does not fit the FastDiv range: offset() then takes the 64-bit
+// divisions.
+struct FastBcast {
+  BcastRows b;
+  FastDiv div[BcastRows::kMaxDims];
+  bool fast;
+
+  bool strides_multiple_of(int64_t vec) const { return b.strides_multiple_of(vec); }
+
+  // The levels are unrolled over the fixed maximum, so that the struct is read in place from
+  // the kernel parameters (a loop with a run-time bound would copy it to local memory).
+  __host__ __device__ __forceinline__ int64_t offset(int64_t r) const {
+    if (fast) {
+      uint32_t q = static_cast<uint32_t>(r);
+      int64_t off = 0;
+#pragma unroll
+      for (int d = 0; d < BcastRows::kMaxDims; ++d) {
+        if (d >= b.nd) break;
+        if (d == b.nd - 1) return off + static_cast<int64_t>(q) * b.stride[d];
+        const uint32_t next = div[d].div(q);
+        off += static_cast<int64_t>(q - next * static_cast<uint32_t>(b.size[d])) * b.stride[d];
+        q = next;
+      }
+      return off;
+    }
+    int64_t off = 0;
+#pragma unroll
+    for (int d = 0; d < BcastRows::kMaxDims; ++d) {
+      if (d >= b.nd) break;
+      if (d == b.nd - 1) return off + r * b.stride[d];
+      const int64_t q = r / b.size[d];
+      off += (r - q * b.size[d]) * b.stride[d];
+      r = q;
+    }
+    return off;
+  }
+};
+
+// The FastBcast of `b` for row indices 0 <= r < rows.
+inline FastBcast fast_bcast(const BcastRows& b, int64_t rows) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  FastBcast f{};
+  f.b = b;
+  f.fast = rows <= kLimit;
+  for (int d = 0; d < b.nd; ++d) {
+    if (b.size[d] < 1 || b.size[d] >= kLimit) {
+      f.fast = false;
+    } else {
+      f.div[d] = FastDiv::make(static_cast<uint32_t>(b.size[d]));
+    }
+  }
+  return f;
+}
+
+}  // namespace ltx
