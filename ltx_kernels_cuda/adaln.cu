@@ -16,9 +16,12 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <type_traits>
+
 #include "common/op_checks.h"
 #include "torch-ext/torch_binding.h"
 #include "ltx_kernels_cuda/common/dispatch.cuh"
+#include "ltx_kernels_cuda/common/fast_rows.cuh"
 #include "ltx_kernels_cuda/common/launch.cuh"
 #include "ltx_kernels_cuda/common/reduce.cuh"
 #include "ltx_kernels_cuda/common/rows.cuh"
@@ -39,38 +42,54 @@ struct AdaLNParams {
   const W* weight;  // [D], or nullptr
   const W* bias;    // [D], or nullptr
   Rows x_rows, y_rows, out_rows, res_rows;
-  BcastRows gate_b, scale_b, shift_b;
+  FastBcast gate_b, scale_b, shift_b;
   int64_t rows;
   int D;
   int group;  // threads per row (G)
   float eps;
-  bool layer;  // LayerNorm (subtract the mean) rather than RMSNorm
+  bool layer;  // LayerNorm (subtract the mean) rather than RMSNorm: the kernel's LAYER
 };
 
+// The row to normalize with GATED, from vectors as loaded: v = x + y * gate (x + y when
+// !has_gate) rounded to T. The product is kept apart from the sum (no FMA contraction), so that
+// the rounded residual stream is bit-identical to the CPU kernel's.
+template <typename T, typename M, int VEC>
+__device__ __forceinline__ void gated_sum(const Vec<T, VEC>& xv, const Vec<T, VEC>& yv,
+                                          const Vec<M, VEC>& gv, bool has_gate,
+                                          float (&v)[VEC]) {
+  float yf[VEC];
+  to_floats(xv, v);
+  to_floats(yv, yf);
+  if (has_gate) {
+    float g[VEC];
+    to_floats(gv, g);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) yf[i] = __fmul_rn(yf[i], g[i]);
+  }
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) v[i] = round_to<T>(v[i] + yf[i]);
+}
+
 // Loads vector `idx` of the row to normalize: x, or with GATED the rounded x + y * gate, which
-// is also stored to residual_out. The product is kept apart from the sum (no FMA contraction),
-// so that the rounded residual stream is bit-identical to the CPU kernel's.
+// is also stored to residual_out.
 template <typename T, typename M, int VEC, bool GATED>
 __device__ __forceinline__ void adaln_load(const T* x, const T* y, const M* gate, T* res, int idx,
                                            float (&v)[VEC]) {
-  load_floats<T, VEC>(x + idx * VEC, v);
   if constexpr (GATED) {
-    float yv[VEC];
-    load_floats<T, VEC>(y + idx * VEC, yv);
-    if (gate != nullptr) {
-      float g[VEC];
-      load_floats<M, VEC>(gate + idx * VEC, g);
-#pragma unroll
-      for (int i = 0; i < VEC; ++i) yv[i] = __fmul_rn(yv[i], g[i]);
-    }
-#pragma unroll
-    for (int i = 0; i < VEC; ++i) v[i] = round_to<T>(v[i] + yv[i]);
+    Vec<M, VEC> gv{};
+    if (gate != nullptr) gv = load_vec<M, VEC>(gate + idx * VEC);
+    gated_sum<T, M, VEC>(load_vec<T, VEC>(x + idx * VEC), load_vec<T, VEC>(y + idx * VEC), gv,
+                         gate != nullptr, v);
     store_floats<T, VEC>(res + idx * VEC, v);
+  } else {
+    load_floats<T, VEC>(x + idx * VEC, v);
   }
 }
 
-// Writes vector `idx` of the output: ((v - mean) * inv [* w] [+ b]) * (1 + scale) + shift.
-template <typename T, typename M, typename W, int VEC>
+// Writes vector `idx` of the output: ((v [- mean]) * inv [* w] [+ b]) * (1 + scale) + shift; the
+// mean only with LAYER (subtracted before the multiply: exact when |mean| >> std, where
+// v * inv - mean * inv would cancel).
+template <typename T, typename M, typename W, int VEC, bool LAYER>
 __device__ __forceinline__ void adaln_write(const AdaLNParams<T, M, W>& p, T* out,
                                             const M* scale, const M* shift, int idx,
                                             const float (&v)[VEC], float mean, float inv) {
@@ -78,7 +97,7 @@ __device__ __forceinline__ void adaln_write(const AdaLNParams<T, M, W>& p, T* ou
   load_floats<M, VEC>(scale + idx * VEC, sc);
   load_floats<M, VEC>(shift + idx * VEC, sh);
 #pragma unroll
-  for (int i = 0; i < VEC; ++i) o[i] = (v[i] - mean) * inv;
+  for (int i = 0; i < VEC; ++i) o[i] = (LAYER ? v[i] - mean : v[i]) * inv;
   if (p.weight != nullptr) {
     float w[VEC];
     load_floats<W, VEC>(p.weight + idx * VEC, w);
@@ -96,7 +115,7 @@ __device__ __forceinline__ void adaln_write(const AdaLNParams<T, M, W>& p, T* ou
   store_floats<T, VEC>(out + idx * VEC, o);
 }
 
-template <typename T, typename M, typename W, int VEC, int CHUNKS, bool GATED>
+template <typename T, typename M, typename W, int VEC, int CHUNKS, bool GATED, bool LAYER>
 __global__ void adaln_kernel(const AdaLNParams<T, M, W> p) {
   __shared__ float smem[32];
   const int G = p.group;
@@ -133,12 +152,15 @@ __global__ void adaln_kernel(const AdaLNParams<T, M, W> p) {
       }
 #pragma unroll
       for (int i = 0; i < VEC; ++i) {
-        sum += v[c][i];
-        ss += v[c][i] * v[c][i];
+        if (LAYER) {
+          sum += v[c][i];
+        } else {
+          ss += v[c][i] * v[c][i];
+        }
       }
     }
     float mean = 0.f;
-    if (p.layer) {  // uniform over the block, so the reductions' barriers are safe
+    if (LAYER) {
       mean = group_sum(sum, G, smem) / d;
       ss = 0.f;
 #pragma unroll
@@ -158,7 +180,7 @@ __global__ void adaln_kernel(const AdaLNParams<T, M, W> p) {
     for (int c = 0; c < CHUNKS; ++c) {
       const int idx = c * G + lane;
       if (active && idx < nvec) {
-        adaln_write<T, M, W, VEC>(p, out, scale, shift, idx, v[c], mean, inv);
+        adaln_write<T, M, W, VEC, LAYER>(p, out, scale, shift, idx, v[c], mean, inv);
       }
     }
   } else {
@@ -171,12 +193,15 @@ __global__ void adaln_kernel(const AdaLNParams<T, M, W> p) {
       adaln_load<T, M, VEC, GATED>(x, y, gate, res, idx, v);
 #pragma unroll
       for (int i = 0; i < VEC; ++i) {
-        sum += v[i];
-        ss += v[i] * v[i];
+        if (LAYER) {
+          sum += v[i];
+        } else {
+          ss += v[i] * v[i];
+        }
       }
     }
     float mean = 0.f;
-    if (p.layer) {
+    if (LAYER) {
       mean = group_sum(sum, G, smem) / d;
       ss = 0.f;
       for (int idx = lane; active && idx < nvec; idx += G) {
@@ -194,7 +219,7 @@ __global__ void adaln_kernel(const AdaLNParams<T, M, W> p) {
     for (int idx = lane; active && idx < nvec; idx += G) {
       float v[VEC];
       load_floats<T, VEC>(row_again + idx * VEC, v);
-      adaln_write<T, M, W, VEC>(p, out, scale, shift, idx, v, mean, inv);
+      adaln_write<T, M, W, VEC, LAYER>(p, out, scale, shift, idx, v, mean, inv);
     }
   }
 }
@@ -209,7 +234,7 @@ void launch_adaln(AdaLNParams<T, M, W> p, cudaStream_t stream) {
   // operands of a 16-bit x are then read VEC at a time too, as two 16-byte loads); scalar
   // otherwise.
   constexpr int V = kVec16<T>;
-  auto mod_ok = [&](const M* ptr, const BcastRows& b) {
+  auto mod_ok = [&](const M* ptr, const FastBcast& b) {
     return is_aligned(ptr, sizeof(M) * V) && b.strides_multiple_of(V);
   };
   auto affine_ok = [&](const W* ptr) { return ptr == nullptr || is_aligned(ptr, sizeof(W) * V); };
@@ -225,9 +250,17 @@ void launch_adaln(AdaLNParams<T, M, W> p, cudaStream_t stream) {
   const int vec = vec_ok ? V : 1;
   const RowConfig cfg = choose_row_config(p.D / vec);
   p.group = cfg.group;
-  launch_rows<V>(vec, cfg, p.rows, p, stream, [](auto vec_c, auto chunks_c) {
-    return adaln_kernel<T, M, W, decltype(vec_c)::value, decltype(chunks_c)::value, GATED>;
-  });
+  auto go = [&](auto layer_c) {
+    launch_rows<V>(vec, cfg, p.rows, p, stream, [](auto vec_c, auto chunks_c) {
+      return adaln_kernel<T, M, W, decltype(vec_c)::value, decltype(chunks_c)::value, GATED,
+                          decltype(layer_c)::value>;
+    });
+  };
+  if (p.layer) {
+    go(std::true_type{});
+  } else {
+    go(std::false_type{});
+  }
 }
 
 // Fills the params from the (checked) tensors and launches, with T, M and W bound.
@@ -247,15 +280,15 @@ void run_adaln(at::Tensor& out, at::Tensor* residual_out, const at::Tensor& x,
   const RowLayout xl = row_layout(x, "input");
   p.x_rows = to_rows(xl);
   p.out_rows = to_rows(row_layout(out, "out"));
-  p.scale_b = a.scale;
-  p.shift_b = a.shift;
+  p.scale_b = fast_bcast(a.scale, xl.rows);
+  p.shift_b = fast_bcast(a.shift, xl.rows);
   if constexpr (GATED) {
     p.residual_out = reinterpret_cast<T*>(residual_out->data_ptr());
     p.y = reinterpret_cast<const T*>(y->data_ptr());
     p.gate = gate.has_value() ? reinterpret_cast<const M*>(gate->data_ptr()) : nullptr;
     p.y_rows = to_rows(row_layout(*y, "y"));
     p.res_rows = to_rows(row_layout(*residual_out, "residual_out"));
-    p.gate_b = a.gate;
+    p.gate_b = fast_bcast(a.gate, xl.rows);
   }
   p.rows = xl.rows;
   p.D = static_cast<int>(x.size(-1));

@@ -40,12 +40,22 @@ __device__ __forceinline__ float round_to(float x) {
   return to_float(from_float<T>(x));
 }
 
+// N values of T at p (aligned to the vector size when N > 1), as stored.
+template <typename T, int N>
+__device__ __forceinline__ Vec<T, N> load_vec(const T* p) {
+  return *reinterpret_cast<const Vec<T, N>*>(p);
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void to_floats(const Vec<T, N>& v, float (&f)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) f[i] = to_float(v.v[i]);
+}
+
 // Loads N values of T at p (aligned to the vector size when N > 1) into floats.
 template <typename T, int N>
 __device__ __forceinline__ void load_floats(const T* p, float (&f)[N]) {
-  const Vec<T, N> v = *reinterpret_cast<const Vec<T, N>*>(p);
-#pragma unroll
-  for (int i = 0; i < N; ++i) f[i] = to_float(v.v[i]);
+  to_floats(load_vec<T, N>(p), f);
 }
 
 // Rounds N floats to T and stores them at p (aligned to the vector size when N > 1).
