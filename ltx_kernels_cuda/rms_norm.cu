@@ -83,17 +83,49 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
   if constexpr (CHUNKS > 0) {
     float v[CHUNKS][VEC];
     float ss = 0.f;
+    if constexpr (ADD) {
+      // Every chunk's x and residual loaded before the first store to residual: loaded chunk
+      // by chunk, each chunk's loads would wait for the previous chunk's store (they may alias
+      // as far as the compiler knows), one memory round trip per chunk.
+      Vec<T, VEC> xv[CHUNKS], rv[CHUNKS];
 #pragma unroll
-    for (int c = 0; c < CHUNKS; ++c) {
-      const int idx = c * G + lane;
-      if (active && idx < nvec) {
-        rms_norm_load<T, VEC, ADD>(x, res, idx, v[c]);
-      } else {
-#pragma unroll
-        for (int i = 0; i < VEC; ++i) v[c][i] = 0.f;
+      for (int c = 0; c < CHUNKS; ++c) {
+        const int idx = c * G + lane;
+        if (active && idx < nvec) {
+          xv[c] = load_vec<T, VEC>(x + idx * VEC);
+          rv[c] = load_vec<T, VEC>(res + idx * VEC);
+        }
       }
 #pragma unroll
-      for (int i = 0; i < VEC; ++i) ss += v[c][i] * v[c][i];
+      for (int c = 0; c < CHUNKS; ++c) {
+        const int idx = c * G + lane;
+        if (active && idx < nvec) {
+          float r[VEC];
+          to_floats(xv[c], v[c]);
+          to_floats(rv[c], r);
+#pragma unroll
+          for (int i = 0; i < VEC; ++i) v[c][i] = round_to<T>(v[c][i] + r[i]);
+          store_floats<T, VEC>(res + idx * VEC, v[c]);
+        } else {
+#pragma unroll
+          for (int i = 0; i < VEC; ++i) v[c][i] = 0.f;
+        }
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) ss += v[c][i] * v[c][i];
+      }
+    } else {
+#pragma unroll
+      for (int c = 0; c < CHUNKS; ++c) {
+        const int idx = c * G + lane;
+        if (active && idx < nvec) {
+          load_floats<T, VEC>(x + idx * VEC, v[c]);
+        } else {
+#pragma unroll
+          for (int i = 0; i < VEC; ++i) v[c][i] = 0.f;
+        }
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) ss += v[c][i] * v[c][i];
+      }
     }
     ss = group_sum(ss, G, smem);
     const float inv = rsqrtf(ss * p.inv_d + p.eps);
