@@ -154,10 +154,13 @@ Resource usage:
         assert rows[0][0] == "void ltx::adaln_kernel<bf16, bf16, bf16, 8, 4, false>"
 
 
-def test_gpu_ab_applies_times_and_restores(tmp_path):
+@pytest.mark.parametrize("reverse", [False, True], ids=["forward", "reverse"])
+def test_gpu_ab_applies_times_and_restores(tmp_path, reverse):
     """tools/gpu_ab.sh in a scratch git repository, with stand-ins for python3 (build, sweep and
     pytest record which version of the source they saw): A runs on the tree as it is, B and its
-    tests on the patched tree, the comparison reads both sweeps, and the tree is restored."""
+    tests on the patched tree, the comparison reads both sweeps, and the tree is restored. With
+    AB_REVERSE=1 the tree holds the change already: A runs with the patch reversed, B on the
+    tree, which is left as it was."""
     import os
     import shutil
     import subprocess
@@ -176,7 +179,8 @@ def test_gpu_ab_applies_times_and_restores(tmp_path):
     patch = tmp_path / "b.patch"
     patch.write_text(subprocess.run(["git", "diff"], cwd=repo, capture_output=True, text=True,
                                     check=True).stdout)
-    subprocess.run(["git", "checkout", "-q", "kernel.cu"], cwd=repo, check=True)
+    if not reverse:
+        subprocess.run(["git", "checkout", "-q", "kernel.cu"], cwd=repo, check=True)
 
     stub = tmp_path / "bin" / "python3"
     stub.parent.mkdir()
@@ -195,11 +199,11 @@ esac
     stub.chmod(0o755)
     env = {**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}",
            "OUT": str(tmp_path / "out"), "AB_PATCH": str(patch), "AB_OPS": "geglu",
-           "AB_TESTS": "tests/x.py"}
+           "AB_TESTS": "tests/x.py", "AB_REVERSE": "1" if reverse else "0"}
     r = subprocess.run(["bash", "tools/gpu_ab.sh"], cwd=repo, env=env, capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert (tmp_path / "calls").read_text().split("\n")[:5] == [
         "build v1", "sweep v1", "build v2", "sweep v2", "tests v2"]
     assert "| geglu | 1x8 | bf16 | 11.0 | 10.0 | 0.909 |" in r.stdout
-    assert src.read_text() == "int version = 1;\n"  # restored
+    assert src.read_text() == f"int version = {2 if reverse else 1};\n"  # as it was

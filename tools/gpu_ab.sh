@@ -10,7 +10,9 @@
 #   AB_PATCH=tools/experiments/activation_launch_bounds.patch AB_OPS=gelu_tanh,geglu,silu_and_mul \
 #     AB_TESTS=tests/test_activation.py bash tools/gpu_ab.sh
 #
-# AB_SWEEP_ARGS (default "--quick --dtypes bf16,fp16") picks shapes and dtypes.
+# AB_SWEEP_ARGS (default "--quick --dtypes bf16,fp16") picks shapes and dtypes. AB_REVERSE=1:
+# the tree as it is is B, and A is the tree with $AB_PATCH reversed (for a change already in the
+# working tree: git diff HEAD > x.patch).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source tools/gpu_env.sh  # $OUT, the carried wheels, the build target
@@ -22,11 +24,19 @@ sweep() {
   python3 benchmarks/sweep.py --impls ltx --ops "$AB_OPS" --out "$OUT/ab-$1" \
     ${AB_SWEEP_ARGS:---quick --dtypes bf16,fp16} 2>&1 | tail -3 | tee -a "$LOG"
 }
-build || exit 1
-sweep A
-if [[ -s $AB_PATCH ]]; then
-  git apply "$AB_PATCH" || { echo "== $AB_PATCH does not apply" | tee -a "$LOG"; exit 1; }
-  trap 'git apply -R "$AB_PATCH"' EXIT
+if [[ ${AB_REVERSE:-0} == 1 ]]; then
+  git apply -R "$AB_PATCH" || { echo "== $AB_PATCH does not reverse" | tee -a "$LOG"; exit 1; }
+  trap 'git apply "$AB_PATCH"' EXIT
+  build || exit 1
+  sweep A
+  git apply "$AB_PATCH" && trap - EXIT
+else
+  build || exit 1
+  sweep A
+  if [[ -s $AB_PATCH ]]; then
+    git apply "$AB_PATCH" || { echo "== $AB_PATCH does not apply" | tee -a "$LOG"; exit 1; }
+    trap 'git apply -R "$AB_PATCH"' EXIT
+  fi
 fi
 build || exit 1
 sweep B

@@ -6,8 +6,13 @@ OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
+  # Once per machine for a set of wheels (several scripts in one call source this file).
+  stamp=/tmp/site/.ltx-wheels-$(ls .whl/*.whl | md5sum | cut -c1-12)
+  if [[ ! -f $stamp ]]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+      --target /tmp/site .whl/*.whl || exit 1
+    touch "$stamp"
+  fi
   export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
 fi
 export LTX_CUDA_CAPABILITIES=${LTX_CUDA_CAPABILITIES:-9.0}
