@@ -568,8 +568,12 @@ def write_outputs(rows: list[dict], out: Path, meta: dict, plot: bool = True) ->
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-
-        ops = list(dict.fromkeys(r["op"] for r in rows))
+        from matplotlib.ticker import NullFormatter
+    except Exception as e:
+        print(f"# no plot: {e}", file=sys.stderr)
+        return
+    for dtype, name in plot_files(rows).items():
+        ops = list(dict.fromkeys(r["op"] for r in rows if r["dtype"] == dtype))
         ncols = min(4, len(ops))
         nrows = (len(ops) + ncols - 1) // ncols
         fig, axes = plt.subplots(nrows, ncols, figsize=(5 * ncols, 4 * nrows), squeeze=False)
@@ -578,21 +582,29 @@ def write_outputs(rows: list[dict], out: Path, meta: dict, plot: bool = True) ->
         for ax, op in zip(axes.flat, ops):
             for impl in impls:
                 pts = sorted((r["MB"], r["GBps"]) for r in rows
-                             if r["op"] == op and r["impl"] == impl and r["dtype"] == "bf16")
+                             if r["op"] == op and r["impl"] == impl and r["dtype"] == dtype)
                 if pts:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=impl,
                             color=COLORS.get(impl))
             ax.axhline(meta["copy_GBps"], color="gray", ls="--", label="device copy")
             ax.set_xscale("log")
+            ax.xaxis.set_minor_formatter(NullFormatter())  # overlapping 2x10^1 ... labels
             ax.set_xlabel("MB moved")
             ax.set_ylabel("GB/s")
-            ax.set_title(f"{op} (bf16)")
+            ax.set_title(f"{op} ({dtype})")
             ax.legend(fontsize=8)
         fig.suptitle(f"{meta['gpu']}, torch {meta['torch']}, {meta['date']}")
         fig.tight_layout()
-        fig.savefig(out / "sweep.png", dpi=120)
-    except Exception as e:
-        print(f"# no plot: {e}", file=sys.stderr)
+        fig.savefig(out / name, dpi=120)
+        plt.close(fig)
+
+
+def plot_files(rows: list[dict]) -> dict[str, str]:
+    """One plot per dtype in the rows: sweep.png for bf16 (or the only dtype when bf16 is
+    absent), sweep-<dtype>.png for the others."""
+    dtypes = list(dict.fromkeys(r["dtype"] for r in rows))
+    main = "bf16" if "bf16" in dtypes else (dtypes[0] if dtypes else None)
+    return {dt: "sweep.png" if dt == main else f"sweep-{dt}.png" for dt in dtypes}
 
 
 def main(argv=None) -> int:

@@ -94,6 +94,41 @@ def test_sweep_fused_table(tmp_path):
     assert (tmp_path / "re" / "sweep.md").read_text() == md
 
 
+def test_sweep_plot_per_dtype(tmp_path):
+    """One plot per dtype measured: sweep.png for bf16 (or the only dtype), sweep-<dtype>.png
+    for the others; an fp16-only sweep plots its fp16 rows (it once drew empty bf16 axes)."""
+    import sweep
+
+    def row(dt, impl, mb, gbps):
+        return dict(op="rms_norm", shape="1x8x256", dtype=dt, impl=impl, us=1.0, GBps=gbps,
+                    copy_share=0.5, MB=mb, vs_best_peer="")
+
+    assert sweep.plot_files([row("bf16", "ltx", 1, 1), row("fp16", "ltx", 1, 1)]) == {
+        "bf16": "sweep.png", "fp16": "sweep-fp16.png"}
+    assert sweep.plot_files([row("fp16", "ltx", 1, 1)]) == {"fp16": "sweep.png"}
+    pytest.importorskip("matplotlib")
+    meta = dict(gpu="test", torch="0", date="2026-11-30", copy_GBps=2.0)
+    rows = [row("fp16", "ltx", 1.0, 500.0), row("fp16", "ltx", 10.0, 900.0),
+            row("bf16", "ltx", 1.0, 400.0)]
+    drawn = []
+    import matplotlib.axes
+
+    orig = matplotlib.axes.Axes.plot
+
+    def spy(self, x, y, *a, **k):
+        drawn.append((self.get_title(), list(x), list(y)))
+        return orig(self, x, y, *a, **k)
+
+    matplotlib.axes.Axes.plot = spy
+    try:
+        sweep.write_outputs(rows, tmp_path, meta)
+    finally:
+        matplotlib.axes.Axes.plot = orig
+    assert (tmp_path / "sweep.png").stat().st_size > 0
+    assert (tmp_path / "sweep-fp16.png").stat().st_size > 0
+    assert ("", [1.0], [400.0]) in drawn and ("", [1.0, 10.0], [500.0, 900.0]) in drawn
+
+
 def test_kernels_benchmark_workloads():
     """The workloads' references agree with the ops as `kernels benchmark` checks them
     (allclose, atol 1e-2): every bf16 workload at its real size, on the CPU."""
