@@ -26,6 +26,14 @@ eagerly, is None, and SDPA takes `is_causal` as in eager.
 
 Only the last position's logits are computed (`logits_to_keep=1`), as generation's prefill
 does, so the 128k-vocabulary head does not dominate.
+
+`--rounds N` (N > 1) builds and warms every configuration first, then times them in N rounds of
+`--iterations` forwards each, in alternating order (forward, then reversed), so that a drift of
+the GPU's clocks over the run reaches every configuration alike (on the H200 the GEMMs of the
+configuration timed first ran 7-8% faster than the same GEMMs later). The rope function layer
+that kernelize sets for the whole process is switched to each configuration's own before its
+forwards (torch.compile's guards then pick that configuration's graph); each configuration's
+profile is still checked for kernels it must not run.
 """
 
 from __future__ import annotations
@@ -69,7 +77,10 @@ def parse_args(argv=None):
                    help=f"comma-separated, from {', '.join(CONFIGS)} (default: all)")
     p.add_argument("--batch-size", type=int, default=1)
     p.add_argument("--seq-len", type=int, default=4096, help="prompt tokens per sequence")
-    p.add_argument("--iterations", type=int, default=10, help="timed forwards")
+    p.add_argument("--iterations", type=int, default=10, help="timed forwards (per round)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="time the configurations in this many alternating rounds, all built "
+                        "first (see below)")
     p.add_argument("--warmup-iterations", type=int, default=3)
     p.add_argument("--device", default=default_device())
     p.add_argument("--dtype", choices=list(DTYPES), default="bf16")
@@ -93,6 +104,8 @@ def parse_args(argv=None):
     if unknown:
         p.error(f"unknown configs {unknown}; choose from {list(CONFIGS)}")
     args.configs.sort(key=list(CONFIGS).index)  # the unkernelized ones first (see CONFIGS)
+    if args.rounds < 1:
+        p.error("--rounds must be at least 1")
     for name in ("layers", "compile_layers"):
         layers = [x.strip() for x in getattr(args, name).split(",") if x.strip()]
         bad = [x for x in layers if x not in TRANSFORMERS_LAYERS]
@@ -161,41 +174,127 @@ def prepare(args, config, dtype):
     return model
 
 
-def run_config(args, config, dtype):
-    model = prepare(args, config, dtype)
-    ids = input_ids(args, model.config.vocab_size)
+def rope_function():
+    """transformers' LLaMA rope function layer: one object for the whole process, on which
+    kernelize sets `forward` (None before transformers has one)."""
+    from transformers.models.llama import modeling_llama
 
-    def forward():
-        return model(input_ids=ids, use_cache=False, logits_to_keep=1).logits
+    fn = modeling_llama.apply_rotary_pos_emb
+    return fn if isinstance(fn, torch.nn.Module) else None
 
-    bar = (lambda it, desc: it) if args.no_progress else _tqdm
-    with torch.no_grad():
-        with Timer(args.device) as warm:
-            for _ in bar(range(args.warmup_iterations), f"{config} warmup"):
-                forward()
+
+def rope_state():
+    fn = rope_function()
+    return None if fn is None else fn.__dict__.get("forward")
+
+
+def set_rope_state(state):
+    """Puts back the rope function's `forward` as a configuration saw it when it was built:
+    kernelize's (state) or transformers' own (None)."""
+    fn = rope_function()
+    if fn is None:
+        return
+    if state is None:
+        fn.__dict__.pop("forward", None)
+    else:
+        fn.__dict__["forward"] = state
+
+
+class Run:
+    """One configuration: its model, its input, the rope state it was built with, and what its
+    timed forwards measured."""
+
+    def __init__(self, args, config, dtype):
+        self.config = config
+        self.model = prepare(args, config, dtype)
+        self.rope = rope_state()
+        self.ids = input_ids(args, self.model.config.vocab_size)
+        self.times: list[float] = []
+        self.round_medians: list[float] = []
+        self.gpu_states: list = []
+        self.warmup_s = 0.0
+        self.logits = None
+
+    def forward(self):
+        return self.model(input_ids=self.ids, use_cache=False, logits_to_keep=1).logits
+
+    def warm(self, args, bar):
+        set_rope_state(self.rope)
+        with torch.no_grad(), Timer(args.device) as warm:
+            for _ in bar(range(args.warmup_iterations), f"{self.config} warmup"):
+                self.forward()
+        self.warmup_s += warm.seconds
+
+    def time(self, args, bar, desc):
+        set_rope_state(self.rope)
         times = []
-        with GpuMonitor(args.device) as gpu:
-            for _ in bar(range(args.iterations), config):
+        with torch.no_grad(), GpuMonitor(args.device) as gpu:
+            for _ in bar(range(args.iterations), desc):
                 with Timer(args.device) as t:
-                    logits = forward()
+                    self.logits = self.forward()
                 times.append(1000 * t.seconds)
-        breakdown = (profile_call(forward, args.device) if args.profile else None)
-    if breakdown is not None and not CONFIGS[config][0] and "ours" in breakdown["categories_ms"]:
-        raise SystemExit(f"{config}: this package's kernels ran in a configuration without "
-                         f"them (a kernelized class leaked into this model)")
-    assert torch.isfinite(logits).all(), f"{config}: non-finite logits"
-    med = statistics.median(times)
-    result = {"config": config, "ms_median": med, "ms_mean": statistics.fmean(times),
-              "ms_min": min(times), "tokens_per_s": args.batch_size * args.seq_len / med * 1000,
-              "warmup_s": warm.seconds, "ms": times, "profile": breakdown,
-              "gpu_state": gpu.summary,
-              "_logits": logits.float().cpu()}
-    del model
-    gc.collect()
-    if torch.device(args.device).type == "cuda":
-        torch.cuda.empty_cache()
+        self.times += times
+        self.round_medians.append(statistics.median(times))
+        self.gpu_states.append(gpu.summary)
+
+    def finish(self, args):
+        set_rope_state(self.rope)
+        with torch.no_grad():
+            breakdown = profile_call(self.forward, args.device) if args.profile else None
+        if (breakdown is not None and not CONFIGS[self.config][0]
+                and "ours" in breakdown["categories_ms"]):
+            raise SystemExit(f"{self.config}: this package's kernels ran in a configuration "
+                             f"without them (a kernelized class leaked into this model)")
+        assert torch.isfinite(self.logits).all(), f"{self.config}: non-finite logits"
+        med = statistics.median(self.times)
+        result = {"config": self.config, "ms_median": med, "ms_mean": statistics.fmean(self.times),
+                  "ms_min": min(self.times),
+                  "tokens_per_s": args.batch_size * args.seq_len / med * 1000,
+                  "warmup_s": self.warmup_s, "ms": self.times, "profile": breakdown,
+                  "gpu_state": self.gpu_states[-1], "_logits": self.logits.float().cpu()}
+        if args.rounds > 1:
+            result["round_medians_ms"] = self.round_medians
+            result["gpu_states"] = self.gpu_states
+        return result
+
+    def release(self, args):
+        del self.model
+        gc.collect()
+        if torch.device(args.device).type == "cuda":
+            torch.cuda.empty_cache()
+
+
+def run_config(args, config, dtype):
+    """One configuration built, warmed, timed and released (--rounds 1)."""
+    bar = (lambda it, desc: it) if args.no_progress else _tqdm
+    run = Run(args, config, dtype)
+    run.warm(args, bar)
+    run.time(args, bar, config)
+    result = run.finish(args)
+    run.release(args)
     torch._dynamo.reset()
     return result
+
+
+def run_rounds(args, dtype):
+    """Every configuration built and warmed, in CONFIGS order (the unkernelized ones before any
+    kernelize), then timed in args.rounds alternating rounds."""
+    bar = (lambda it, desc: it) if args.no_progress else _tqdm
+    runs = []
+    for config in args.configs:
+        runs.append(Run(args, config, dtype))
+        runs[-1].warm(args, bar)
+    for r in range(args.rounds):
+        for run in (runs if r % 2 == 0 else runs[::-1]):
+            run.time(args, bar, f"{run.config} round {r + 1}/{args.rounds}")
+        print(f"  round {r + 1}/{args.rounds}: " + ", ".join(
+            f"{run.config} {run.round_medians[-1]:.2f}" for run in runs) + " ms (median)")
+    results = [run.finish(args) for run in runs]
+    set_rope_state(None)
+    for run in runs:
+        run.release(args)
+    torch._dynamo.reset()
+    return results
 
 
 def _tqdm(it, desc):
@@ -229,21 +328,32 @@ def main(argv=None):
     dtype = DTYPES[args.dtype]
     header = {"model_size": args.model_size, "device": device_name(args.device),
               "dtype": args.dtype, "batch_size": args.batch_size, "seq_len": args.seq_len,
-              "torch": torch.__version__, "compile_scope": args.compile_scope}
+              "torch": torch.__version__, "compile_scope": args.compile_scope,
+              "rounds": args.rounds}
     print(f"LLaMA {args.model_size} forward on {header['device']}, {args.dtype}, "
           f"batch {args.batch_size} x {args.seq_len} tokens, {args.iterations} iterations "
-          f"after {args.warmup_iterations} warmup; compile scope: {args.compile_scope}")
+          f"after {args.warmup_iterations} warmup"
+          + (f", in {args.rounds} alternating rounds" if args.rounds > 1 else "")
+          + f"; compile scope: {args.compile_scope}")
     ref = None if args.no_reference else reference_logits(args, dtype)
-    results = []
-    for config in args.configs:
-        r = run_config(args, config, dtype)
-        results.append(r)
-        print(f"  {config:16s} {r['ms_median']:9.2f} ms (median; min {r['ms_min']:.2f})  "
+
+    def report(r):
+        print(f"  {r['config']:16s} {r['ms_median']:9.2f} ms (median; min {r['ms_min']:.2f})  "
               f"{r['tokens_per_s']:10.0f} tokens/s  warmup {r['warmup_s']:.1f} s")
         if r["gpu_state"]:
             print(f"    {GpuMonitor.describe(r['gpu_state'])}")
         if r["profile"]:
-            print_profile(config, r["profile"], "one forward")
+            print_profile(r["config"], r["profile"], "one forward")
+
+    results = []
+    if args.rounds > 1:
+        results = run_rounds(args, dtype)
+        for r in results:
+            report(r)
+    else:
+        for config in args.configs:
+            results.append(run_config(args, config, dtype))
+            report(results[-1])
     check_agreement(results, ref, args)
     base = {r["config"]: r["ms_median"] for r in results}
     if "eager" in base:
@@ -254,6 +364,10 @@ def main(argv=None):
     if "compile" in base and "kernels+compile" in base:
         print(f"  kernels+compile against compile: "
               f"{base['compile'] / base['kernels+compile']:.3f}x")
+        if args.rounds > 1:
+            by = {r["config"]: r["round_medians_ms"] for r in results}
+            per_round = [c / kc for c, kc in zip(by["compile"], by["kernels+compile"])]
+            print("    per round: " + ", ".join(f"{x:.3f}x" for x in per_round))
     if args.json:
         args.json.write_text(json.dumps({**header, "results": results}, indent=2))
         print(f"  wrote {args.json}")

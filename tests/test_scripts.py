@@ -110,6 +110,31 @@ def test_benchmark_transformers_compile(backend, tmp_path, scope):
     assert all(r["rel_err_vs_fp32"] < 1e-4 for r in data["results"])
 
 
+def test_benchmark_transformers_rounds(backend, tmp_path):
+    """--rounds: every configuration built first, then timed in alternating rounds. kernelize
+    sets the rope function layer for the whole process, so the script switches it to each
+    configuration's own before its forwards: the profiles of eager and compile (built before
+    any kernelize, timed after) show none of this package's kernels (the script exits non-zero
+    if they do), and every configuration matches the fp32 reference."""
+    out = tmp_path / "llama.json"
+    p = run_script("benchmark_transformers.py", "--model-size", "tiny", "--device", backend,
+                   "--dtype", "fp32", "--seq-len", "16", "--iterations", "1",
+                   "--warmup-iterations", "1", "--rounds", "2", "--profile", "--no-progress",
+                   "--json", out)
+    data = json.loads(out.read_text())
+    assert data["rounds"] == 2
+    results = {r["config"]: r for r in data["results"]}
+    assert list(results) == ["eager", "compile", "kernels", "kernels+compile"]
+    for r in results.values():
+        assert len(r["round_medians_ms"]) == 2 and len(r["ms"]) == 2
+        assert r["rel_err_vs_fp32"] < 1e-4
+    for config in ("eager", "compile"):
+        assert "ours" not in results[config]["profile"]["categories_ms"]
+    for config in ("kernels", "kernels+compile"):
+        assert "ours" in results[config]["profile"]["categories_ms"]
+    assert "round 2/2:" in p.stdout and "per round:" in p.stdout
+
+
 def test_ltx_kernel_injection_example(backend):
     p = run_script("ltx_kernel_injection_example.py", "--device", backend, "--per-token-timesteps")
     assert "11 replacements" in p.stdout
