@@ -9,6 +9,7 @@ import re
 import shutil
 import statistics
 import subprocess
+import sys
 import threading
 import time
 import tomllib
@@ -39,6 +40,15 @@ def load_kernel(device: str):
     except Exception as e:  # no build for this torch / backend
         raise SystemExit(f"cannot load {REPO_ID} from {ROOT}/build ({e}); "
                          f"build it first: python tools/build.py") from e
+
+
+def progress(iterable, desc, args, total=None):
+    """A tqdm bar on stderr over `iterable`, or the iterable itself with --no-progress."""
+    if args.no_progress:
+        return iterable
+    from tqdm import tqdm
+
+    return tqdm(iterable, desc=desc, total=total, leave=False, file=sys.stderr)
 
 
 def default_device() -> str:

@@ -34,7 +34,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (DTYPES, GpuMonitor, Timer, default_device, device_name,  # noqa: E402
-                     load_kernel, print_profile, profile_call, rel_l2)
+                     load_kernel, print_profile, profile_call, progress, rel_l2)
 
 # diffusers' LTXVideoTransformer3DModel configs. "2b" is the class's default config (LTX-Video
 # 0.9.x 2B); "13b" the LTX-Video 0.9.7 13B transformer (48 layers, 32 heads x 128 = 4096).
@@ -177,14 +177,6 @@ class Workload:
             uncond, cond = noise.chunk(2)
             noise = uncond + self.guidance * (cond - uncond)
         return scheduler.step(noise, t, latents, return_dict=False)[0]
-
-
-def progress(iterable, desc, args, total=None):
-    if args.no_progress:
-        return iterable
-    from tqdm import tqdm
-
-    return tqdm(iterable, desc=desc, total=total, leave=False, file=sys.stderr)
 
 
 def prepare(args, config, dtype):

@@ -49,8 +49,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (DTYPES, TRANSFORMERS_LAYERS, GpuMonitor, Timer, default_device,  # noqa: E402
-                     device_name, load_kernel, print_profile, profile_call, rel_l2,
-                     transformers_kernel_mapping)
+                     device_name, load_kernel, print_profile, profile_call, progress,
+                     rel_l2, transformers_kernel_mapping)
 
 # Llama-3.1-8B's architecture; "tiny" for CPU smoke tests.
 MODEL_SIZES = {
@@ -218,18 +218,18 @@ class Run:
     def forward(self):
         return self.model(input_ids=self.ids, use_cache=False, logits_to_keep=1).logits
 
-    def warm(self, args, bar):
+    def warm(self, args):
         set_rope_state(self.rope)
         with torch.no_grad(), Timer(args.device) as warm:
-            for _ in bar(range(args.warmup_iterations), f"{self.config} warmup"):
+            for _ in progress(range(args.warmup_iterations), f"{self.config} warmup", args):
                 self.forward()
         self.warmup_s += warm.seconds
 
-    def time(self, args, bar, desc):
+    def time(self, args, desc):
         set_rope_state(self.rope)
         times = []
         with torch.no_grad(), GpuMonitor(args.device) as gpu:
-            for _ in bar(range(args.iterations), desc):
+            for _ in progress(range(args.iterations), desc, args):
                 with Timer(args.device) as t:
                     self.logits = self.forward()
                 times.append(1000 * t.seconds)
@@ -266,10 +266,9 @@ class Run:
 
 def run_config(args, config, dtype):
     """One configuration built, warmed, timed and released (--rounds 1)."""
-    bar = (lambda it, desc: it) if args.no_progress else _tqdm
     run = Run(args, config, dtype)
-    run.warm(args, bar)
-    run.time(args, bar, config)
+    run.warm(args)
+    run.time(args, config)
     result = run.finish(args)
     run.release(args)
     torch._dynamo.reset()
@@ -279,14 +278,13 @@ def run_config(args, config, dtype):
 def run_rounds(args, dtype):
     """Every configuration built and warmed, in CONFIGS order (the unkernelized ones before any
     kernelize), then timed in args.rounds alternating rounds."""
-    bar = (lambda it, desc: it) if args.no_progress else _tqdm
     runs = []
     for config in args.configs:
         runs.append(Run(args, config, dtype))
-        runs[-1].warm(args, bar)
+        runs[-1].warm(args)
     for r in range(args.rounds):
         for run in (runs if r % 2 == 0 else runs[::-1]):
-            run.time(args, bar, f"{run.config} round {r + 1}/{args.rounds}")
+            run.time(args, f"{run.config} round {r + 1}/{args.rounds}")
         print(f"  round {r + 1}/{args.rounds}: " + ", ".join(
             f"{run.config} {run.round_medians[-1]:.2f}" for run in runs) + " ms (median)")
     results = [run.finish(args) for run in runs]
@@ -295,12 +293,6 @@ def run_rounds(args, dtype):
         run.release(args)
     torch._dynamo.reset()
     return results
-
-
-def _tqdm(it, desc):
-    from tqdm import tqdm
-
-    return tqdm(it, desc=desc, leave=False, file=sys.stderr)
 
 
 def check_agreement(results, ref, args):
