@@ -24,19 +24,18 @@ sweep() {
   python3 benchmarks/sweep.py --impls ltx --ops "$AB_OPS" --out "$OUT/ab-$1" \
     ${AB_SWEEP_ARGS:---quick --dtypes bf16,fp16} 2>&1 | tail -3 | tee -a "$LOG"
 }
-if [[ ${AB_REVERSE:-0} == 1 ]]; then
+reverse=${AB_REVERSE:-0}
+if [[ $reverse == 1 ]]; then  # A: the tree without the change it holds
   git apply -R "$AB_PATCH" || { echo "== $AB_PATCH does not reverse" | tee -a "$LOG"; exit 1; }
   trap 'git apply "$AB_PATCH"' EXIT
-  build || exit 1
-  sweep A
+fi
+build || exit 1
+sweep A
+if [[ $reverse == 1 ]]; then  # B: the tree as it was
   git apply "$AB_PATCH" && trap - EXIT
-else
-  build || exit 1
-  sweep A
-  if [[ -s $AB_PATCH ]]; then
-    git apply "$AB_PATCH" || { echo "== $AB_PATCH does not apply" | tee -a "$LOG"; exit 1; }
-    trap 'git apply -R "$AB_PATCH"' EXIT
-  fi
+elif [[ -s $AB_PATCH ]]; then  # B: the tree with the change, reversed on exit
+  git apply "$AB_PATCH" || { echo "== $AB_PATCH does not apply" | tee -a "$LOG"; exit 1; }
+  trap 'git apply -R "$AB_PATCH"' EXIT
 fi
 build || exit 1
 sweep B
