@@ -55,7 +55,8 @@ __global__ void rope_kernel(const RopeParams<T, C> p) {
   if (row >= rows) return;  // no block-wide synchronization below
   const int lane = threadIdx.x % G;
 
-  const T* x = (second ? p.t[1].x : p.t[0].x) + (second ? p.t[1].x_rows : p.t[0].x_rows).offset(row);
+  const T* x =
+      (second ? p.t[1].x : p.t[0].x) + (second ? p.t[1].x_rows : p.t[0].x_rows).offset(row);
   T* out = (second ? p.t[1].out : p.t[0].out) +
            (second ? p.t[1].out_rows : p.t[0].out_rows).offset(row);
   const int64_t cos_off = (second ? p.t[1].cos_rows : p.t[0].cos_rows).offset(row);
