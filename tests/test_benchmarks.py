@@ -94,7 +94,7 @@ def test_sweep_fused_table(tmp_path):
     assert (tmp_path / "re" / "sweep.md").read_text() == md
 
 
-def test_sweep_plot_per_dtype(tmp_path):
+def test_sweep_plot_per_dtype(tmp_path, monkeypatch):
     """One plot per dtype measured: sweep.png for bf16 (or the only dtype), sweep-<dtype>.png
     for the others; an fp16-only sweep plots its fp16 rows (it once drew empty bf16 axes)."""
     import sweep
@@ -116,17 +116,14 @@ def test_sweep_plot_per_dtype(tmp_path):
     orig = matplotlib.axes.Axes.plot
 
     def spy(self, x, y, *a, **k):
-        drawn.append((self.get_title(), list(x), list(y)))
+        drawn.append((list(x), list(y)))
         return orig(self, x, y, *a, **k)
 
-    matplotlib.axes.Axes.plot = spy
-    try:
-        sweep.write_outputs(rows, tmp_path, meta)
-    finally:
-        matplotlib.axes.Axes.plot = orig
+    monkeypatch.setattr(matplotlib.axes.Axes, "plot", spy)
+    sweep.write_outputs(rows, tmp_path, meta)
     assert (tmp_path / "sweep.png").stat().st_size > 0
     assert (tmp_path / "sweep-fp16.png").stat().st_size > 0
-    assert ("", [1.0], [400.0]) in drawn and ("", [1.0, 10.0], [500.0, 900.0]) in drawn
+    assert ([1.0], [400.0]) in drawn and ([1.0, 10.0], [500.0, 900.0]) in drawn
 
 
 def test_kernels_benchmark_workloads():
