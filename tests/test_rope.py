@@ -235,6 +235,38 @@ def test_rope_llama_layout(kernel, device, dtype):
 
 
 @pytest.mark.kernels_ci
+@pytest.mark.parametrize("fn", ["rope", "rope_qk", "rms_norm_rope", "rms_norm_rope_qk"])
+@pytest.mark.parametrize("B", [1, 2])
+def test_rope_default_out_layout(kernel, device, fn, B):
+    """Default outputs keep a transformers q's memory order ([B, H, S, D] viewed from
+    [B, S, H, D]), as the eager formula's output does, so that SDPA's output needs no copy back
+    to [B, S, H, D]; where the kernels cannot write that order (B > 1: three row levels) they
+    are contiguous. Values as the reference either way."""
+    S, H, D = 5, 4, 64
+    q = torch.randn(B, S, H, D, device=device).transpose(1, 2)
+    cos, sin = tables((B, 1, S, D), torch.float32, device)
+    eager_order = (q * cos).stride()  # TensorIterator keeps q's order
+    want = eager_order if B == 1 else q.contiguous().stride()
+    if fn == "rope":
+        outs = [kernel.rope(q, cos, sin, interleaved=False)]
+        refs = [ref_rope(q, cos, sin, False)]
+    elif fn == "rope_qk":
+        outs = list(kernel.rope_qk(q, q, cos, sin, interleaved=False))
+        refs = [ref_rope(q, cos, sin, False)] * 2
+    elif fn == "rms_norm_rope":
+        outs = [kernel.rms_norm_rope(q, None, cos, sin, 1e-6, interleaved=False,
+                                     per_head=True)]
+        refs = [ref_rms_norm_rope(q, None, cos, sin, 1e-6, False)]
+    else:
+        outs = list(kernel.rms_norm_rope_qk(q, q, None, None, cos, sin, 1e-6,
+                                            interleaved=False, per_head=True))
+        refs = [ref_rms_norm_rope(q, None, cos, sin, 1e-6, False)] * 2
+    for out, ref in zip(outs, refs):
+        assert out.stride() == want
+        assert_close(out, ref)
+
+
+@pytest.mark.kernels_ci
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_rope_ltx_layout(kernel, device, dtype):
     """LTX-Video: LTXVideoRotaryPosEmbed's fp32 cos / sin [B, S, inner] (padding entries

@@ -17,6 +17,7 @@ from typing import Optional, Tuple
 
 import torch
 
+from ._layout import empty_rows_like
 from ._ops import add_op_namespace_prefix, ops
 
 
@@ -44,7 +45,7 @@ def rope(
         `out`, x's shape and dtype.
     """
     if out is None:
-        out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        out = empty_rows_like(x)
     ops.rope(out, x, cos, sin, interleaved)
     return out
 
@@ -63,9 +64,9 @@ def rope_qk(
     (and any other leading dim where cos / sin broadcast) may differ (GQA). Returns
     `(q_out, k_out)`."""
     if q_out is None:
-        q_out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+        q_out = empty_rows_like(q)
     if k_out is None:
-        k_out = torch.empty(k.shape, dtype=k.dtype, device=k.device)
+        k_out = empty_rows_like(k)
     ops.rope_qk(q_out, k_out, q, k, cos, sin, interleaved)
     return q_out, k_out
 
@@ -111,7 +112,7 @@ def rms_norm_rope(
         `out`, x's shape and dtype.
     """
     if out is None:
-        out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        out = empty_rows_like(x)
     ops.rms_norm_rope(out, x, weight, cos, sin, float(eps), interleaved,
                       _heads(per_head, num_heads))
     return out
@@ -143,9 +144,9 @@ def rms_norm_rope_qk(
     each). Returns `(q_out, k_out)`."""
     heads = _heads(per_head, num_heads)
     if q_out is None:
-        q_out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+        q_out = empty_rows_like(q)
     if k_out is None:
-        k_out = torch.empty(k.shape, dtype=k.dtype, device=k.device)
+        k_out = empty_rows_like(k)
     ops.rms_norm_rope_qk(q_out, k_out, q, k, q_weight, k_weight, cos, sin, float(eps),
                          interleaved, heads)
     return q_out, k_out
