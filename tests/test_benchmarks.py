@@ -199,7 +199,7 @@ def test_gpu_ab_applies_times_and_restores(tmp_path, reverse):
 
     repo = tmp_path / "repo"
     (repo / "tools").mkdir(parents=True)
-    for name in ("gpu_ab.sh", "gpu_env.sh"):
+    for name in ("gpu_ab.sh", "gpu_env.sh", "ab_table.py"):
         shutil.copy(ROOT / "tools" / name, repo / "tools" / name)
     src = repo / "kernel.cu"
     src.write_text("int version = 1;\n")
@@ -239,3 +239,33 @@ esac
         "build v1", "sweep v1", "build v2", "sweep v2", "tests v2"]
     assert "| geglu | 1x8 | bf16 | 11.0 | 10.0 | 0.909 |" in r.stdout
     assert src.read_text() == f"int version = {2 if reverse else 1};\n"  # as it was
+
+
+def test_use_prebuilt_unpacks_and_takes_the_tree_python(tmp_path):
+    """tools/gpu_prebuilt.sh: use_prebuilt NAME replaces build/<variant> with the archive's
+    (the compiled library), then copies the tree's Python package over it; a missing archive is
+    an error, not an empty build."""
+    import os
+    import subprocess
+    import tarfile
+
+    v = "torch211-cxx11-cu130-x86_64-linux"
+    staged = tmp_path / "staged" / v
+    staged.mkdir(parents=True)
+    (staged / "_lib.abi3.so").write_text("lib")
+    (staged / "rope.py").write_text("old")
+    (tmp_path / ".prebuilt").mkdir()
+    with tarfile.open(tmp_path / ".prebuilt" / "X.tar.xz", "w:xz") as t:
+        t.add(staged, arcname=v)
+    (tmp_path / "build" / v).mkdir(parents=True)
+    (tmp_path / "build" / v / "stale.so").write_text("stale")
+    (tmp_path / "torch-ext" / "ltx_kernels").mkdir(parents=True)
+    (tmp_path / "torch-ext" / "ltx_kernels" / "rope.py").write_text("new")
+    script = f"source {ROOT}/tools/gpu_prebuilt.sh && use_prebuilt X && use_prebuilt Y"
+    r = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                       env={**os.environ}, timeout=60)
+    assert r.returncode != 0 and "no .prebuilt/Y.tar.xz" in r.stderr
+    assert "== prebuilt X: _lib.abi3.so" in r.stdout
+    out = tmp_path / "build" / v
+    assert sorted(p.name for p in out.iterdir()) == ["_lib.abi3.so", "rope.py"]
+    assert (out / "rope.py").read_text() == "new"

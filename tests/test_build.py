@@ -56,3 +56,13 @@ def test_compat_package_imports(backend):
                        text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert float(r.stdout.strip().splitlines()[-1]) < 1e-5
+
+
+def test_gencode_flags_ptx_only_for_the_last_capability_unless_off():
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build as builder
+
+    assert builder.gencode_flags(["8.0", "9.0"]) == [
+        "-gencode=arch=compute_80,code=[sm_80]", "-gencode=arch=compute_90,code=[sm_90,compute_90]"]
+    assert builder.gencode_flags(["8.0", "9.0"], ptx=False) == [
+        "-gencode=arch=compute_80,code=[sm_80]", "-gencode=arch=compute_90,code=[sm_90]"]

@@ -188,11 +188,12 @@ def cuda_shim_include(build_dir: Path, torch_include: list[str]) -> list[str]:
     return [str(shim)]
 
 
-def gencode_flags(caps: list[str]) -> list[str]:
+def gencode_flags(caps: list[str], ptx: bool = True) -> list[str]:
+    """SASS for each capability, and the last one's PTX (for newer GPUs) unless `ptx` is off."""
     flags = []
     for i, cap in enumerate(caps):
         cc = cap.replace(".", "")
-        codes = f"sm_{cc}" + (f",compute_{cc}" if i == len(caps) - 1 else "")
+        codes = f"sm_{cc}" + (f",compute_{cc}" if ptx and i == len(caps) - 1 else "")
         flags.append(f"-gencode=arch=compute_{cc},code=[{codes}]")
     return flags
 
@@ -297,7 +298,8 @@ def cxx_std(t: Torch) -> str:
 
 
 def compile_jobs(cfg: dict, backend: str, torch_info: Torch, ns: str, gen_dir: Path,
-                 obj_dir: Path, caps: list[str], njobs: int, shim: list[str]) -> list[Job]:
+                 obj_dir: Path, caps: list[str], njobs: int, shim: list[str],
+                 ptx: bool = True) -> list[Job]:
     py_include = sysconfig.get_paths()["include"]
     if not (Path(py_include) / "Python.h").exists():
         raise SystemExit(f"error: Python.h not found in {py_include} (install the Python headers)")
@@ -332,7 +334,7 @@ def compile_jobs(cfg: dict, backend: str, torch_info: Torch, ns: str, gen_dir: P
             nvcc = str(find_cuda_home() / "bin" / "nvcc")
             cmd = [nvcc, std, "-O3", "--expt-relaxed-constexpr", "-lineinfo",
                    "-Xcompiler", "-fPIC", "-Xcompiler", "-fvisibility=hidden",
-                   f"--threads={min(len(caps), max(1, njobs))}", *gencode_flags(caps),
+                   f"--threads={min(len(caps), max(1, njobs))}", *gencode_flags(caps, ptx),
                    *defines, *inc, "-c", str(src), "-o", str(obj)]
             label = f"nvcc {src_rel} " + ",".join(f"sm_{c.replace('.', '')}" for c in caps)
         else:
@@ -371,7 +373,7 @@ def link(objs: list[Path], out: Path, backend: str, torch_info: Torch) -> None:
 
 
 def assemble(cfg: dict, backend: str, variant_dir: Path, so: Path, ns: str,
-             caps: list[str], sha: str | None, dirty: bool) -> None:
+             caps: list[str], sha: str | None, dirty: bool, ptx: bool = True) -> None:
     pkg = python_name(cfg)
     src_pkg = ROOT / "torch-ext" / pkg
     # Start from a clean variant folder so that nothing stale (an old .so) is left behind.
@@ -386,7 +388,7 @@ def assemble(cfg: dict, backend: str, variant_dir: Path, so: Path, ns: str,
     (compat / "__init__.py").write_text(COMPAT_INIT_PY.format(pkg=pkg))
     backend_info: dict = {"type": backend}
     if backend == "cuda":
-        backend_info["archs"] = caps[:-1] + [caps[-1] + "+PTX"]
+        backend_info["archs"] = caps[:-1] + [caps[-1] + ("+PTX" if ptx else "")]
     metadata = {
         "name": cfg["general"]["name"],
         "id": ns,
@@ -418,12 +420,13 @@ def build_backend(cfg: dict, backend: str, torch_info: Torch, args) -> Path:
     caps = cuda_capabilities(cfg, args.cuda_capabilities) if backend == "cuda" else []
     shim = cuda_shim_include(build_dir, torch_info.include) if backend == "cuda" else []
     log(f"== {variant}: namespace {ns}" + (f", CUDA {' '.join(caps)}" if caps else ""))
-    jobs = compile_jobs(cfg, backend, torch_info, ns, gen_dir, obj_dir, caps, args.jobs, shim)
+    jobs = compile_jobs(cfg, backend, torch_info, ns, gen_dir, obj_dir, caps, args.jobs, shim,
+                        ptx=not args.no_ptx)
     run_jobs(jobs, args.jobs, args.verbose)
     so = obj_dir / f"{ns}.abi3.so"
     link([j.obj for j in jobs], so, backend, torch_info)
     variant_dir = build_dir / variant
-    assemble(cfg, backend, variant_dir, so, ns, caps, sha, dirty)
+    assemble(cfg, backend, variant_dir, so, ns, caps, sha, dirty, ptx=not args.no_ptx)
     log(f"built {variant_dir.relative_to(ROOT)}")
     return variant_dir
 
@@ -435,6 +438,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cuda-capabilities", default=os.environ.get("LTX_CUDA_CAPABILITIES"),
                     help="override the CUDA targets, e.g. 9.0 or 7.5,8.0,9.0 "
                          "(env LTX_CUDA_CAPABILITIES; default 7.5,8.0,9.0)")
+    ap.add_argument("--no-ptx", action="store_true",
+                    help="leave out the last capability's PTX: about half the size, runs only on "
+                         "the GPUs built for (development builds carried to a known GPU)")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--out", default="build", help="output folder (default: build)")
     ap.add_argument("-v", "--verbose", action="store_true")

@@ -45,13 +45,5 @@ if [[ -n ${AB_TESTS:-} ]]; then
   python3 -m pytest -q -p no:cacheprovider -n 12 -k cuda $AB_TESTS 2>&1 | tail -4 | tee -a "$LOG"
   status=${PIPESTATUS[0]}
 fi
-python3 - "$OUT/ab-A/sweep.csv" "$OUT/ab-B/sweep.csv" <<'PY' | tee -a "$LOG"
-import csv, sys
-a, b = ({(r["op"], r["shape"], r["dtype"]): float(r["us"]) for r in csv.DictReader(open(p))
-         if r["impl"] == "ltx"} for p in sys.argv[1:3])
-print("| op | shape | dtype | A us | B us | B / A |\n|---|---|---|---|---|---|")
-for k in a:
-    if k in b:
-        print(f"| {' | '.join(k)} | {a[k]:.1f} | {b[k]:.1f} | {b[k] / a[k]:.3f} |")
-PY
+python3 tools/ab_table.py "$OUT/ab-A/sweep.csv" "$OUT/ab-B/sweep.csv" | tee -a "$LOG"
 exit $status

@@ -23,6 +23,8 @@
 #   ncu        Nsight Compute (detailed set) over tools/ncu_ops.py $NCU_CASES (op:shape ...):
 #              ours and torch.compile's kernels; report and text in $OUT/ncu*
 #   sweep      benchmarks/sweep.py $SWEEP_ARGS into $OUT/sweep$SWEEP_TAG
+# PREBUILT=NAME: no build; the CUDA extension comes from .prebuilt/NAME.tar.xz
+# (tools/gpu_prebuilt.sh), for calls whose time should go to running, not compiling.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source tools/gpu_env.sh  # $OUT, the carried wheels, the build target
@@ -33,7 +35,13 @@ PARTS=${PARTS:-ltx llama blocks}
 J=${TMPDIR:-/tmp}/ltx-e2e-runs
 mkdir -p "$J"
 status=0
-python3 tools/build.py --backends cuda,cpu -j 16 2>&1 | tail -1 || exit 1
+if [[ -n ${PREBUILT:-} ]]; then  # the extension built elsewhere, carried in .prebuilt/
+  source tools/gpu_prebuilt.sh
+  use_prebuilt "$PREBUILT" || exit 1
+  python3 tools/build.py --backends cpu -j 16 2>&1 | tail -1 || exit 1  # seconds
+else
+  python3 tools/build.py --backends cuda,cpu -j 16 2>&1 | tail -1 || exit 1
+fi
 quiet() { grep --line-buffered -v -e "^WARNING:kernels" -e "built from a dirty git tree" \
   -e "should be kept in float32" -e "_warn_once" -e "Profiler clears events" \
   -e "No kernel mapping found for layer"; }
