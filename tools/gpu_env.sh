@@ -5,12 +5,15 @@
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-if ls .whl/*.whl >/dev/null 2>&1; then
+# WHEELS: the folder of wheels to install (default .whl; a call that needs fewer packages can
+# carry a smaller folder, e.g. .whl-min, to leave room in the carry for prebuilt extensions).
+WHEELS=${WHEELS:-.whl}
+if ls "$WHEELS"/*.whl >/dev/null 2>&1; then
   # Once per machine for a set of wheels (several scripts in one call source this file).
-  stamp=/tmp/site/.ltx-wheels-$(ls .whl/*.whl | md5sum | cut -c1-12)
+  stamp=/tmp/site/.ltx-wheels-$(ls "$WHEELS"/*.whl | md5sum | cut -c1-12)
   if [[ ! -f $stamp ]]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-      --target /tmp/site .whl/*.whl || exit 1
+      --target /tmp/site "$WHEELS"/*.whl || exit 1
     touch "$stamp"
   fi
   export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
