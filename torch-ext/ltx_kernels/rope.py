@@ -39,7 +39,10 @@ def rope(
             `[B, 1, S, D]` (transformers, after `unsqueeze(1)`); x `[B, S, H*D]` with
             `[B, S, H*D]` (LTX-Video); x `[B, S, H, D]` with `[S, 1, D]` or `[B, S, 1, D]` (FLUX).
         interleaved: pairs `(2i, 2i+1)` if True, split halves `(i, i + R/2)` if False.
-        out: optional output of x's shape and dtype (rows may be strided).
+        out: optional output of x's shape and dtype (rows may be strided). When omitted, it
+            is laid out in memory like x (as the eager formula's result is: a transposed q
+            gives a transposed output) where its rows need at most two strided levels, else
+            contiguous; the same for the other rope ops' default outputs.
 
     Returns:
         `out`, x's shape and dtype.
