@@ -89,13 +89,21 @@ __device__ __forceinline__ void adaln_load(const T* x, const T* y, const M* gate
 // Writes vector `idx` of the output: ((v [- mean]) * inv [* w] [+ b]) * (1 + scale) + shift; the
 // mean only with LAYER (subtracted before the multiply: exact when |mean| >> std, where
 // v * inv - mean * inv would cancel).
-template <typename T, typename M, typename W, int VEC, bool LAYER>
+// PRELOAD: scale / shift were loaded with the row (scv, shv), else they are read here.
+template <typename T, typename M, typename W, int VEC, bool LAYER, bool PRELOAD = false>
 __device__ __forceinline__ void adaln_write(const AdaLNParams<T, M, W>& p, T* out,
                                             const M* scale, const M* shift, int idx,
-                                            const float (&v)[VEC], float mean, float inv) {
+                                            const float (&v)[VEC], float mean, float inv,
+                                            const Vec<M, VEC>& scv = {},
+                                            const Vec<M, VEC>& shv = {}) {
   float sc[VEC], sh[VEC], o[VEC];
-  load_floats<M, VEC>(scale + idx * VEC, sc);
-  load_floats<M, VEC>(shift + idx * VEC, sh);
+  if constexpr (PRELOAD) {
+    to_floats(scv, sc);
+    to_floats(shv, sh);
+  } else {
+    load_floats<M, VEC>(scale + idx * VEC, sc);
+    load_floats<M, VEC>(shift + idx * VEC, sh);
+  }
 #pragma unroll
   for (int i = 0; i < VEC; ++i) o[i] = (LAYER ? v[i] - mean : v[i]) * inv;
   if (p.weight != nullptr) {
@@ -115,7 +123,10 @@ __device__ __forceinline__ void adaln_write(const AdaLNParams<T, M, W>& p, T* ou
   store_floats<T, VEC>(out + idx * VEC, o);
 }
 
-template <typename T, typename M, typename W, int VEC, int CHUNKS, bool GATED, bool LAYER>
+// PRELOAD (cached path only): scale and shift are loaded with the row, before the reductions,
+// for grids that run in one wave, where the kernel's time is one row's chain of round trips.
+template <typename T, typename M, typename W, int VEC, int CHUNKS, bool GATED, bool LAYER,
+          bool PRELOAD>
 __global__ void adaln_kernel(const AdaLNParams<T, M, W> p) {
   __shared__ float smem[32];
   const int G = p.group;
@@ -141,6 +152,17 @@ __global__ void adaln_kernel(const AdaLNParams<T, M, W> p) {
   if constexpr (CHUNKS > 0) {
     float v[CHUNKS][VEC];
     float sum = 0.f, ss = 0.f;
+    Vec<M, VEC> scv[PRELOAD ? CHUNKS : 1], shv[PRELOAD ? CHUNKS : 1];
+    if constexpr (PRELOAD) {
+#pragma unroll
+      for (int c = 0; c < CHUNKS; ++c) {
+        const int idx = c * G + lane;
+        if (active && idx < nvec) {
+          scv[c] = load_vec<M, VEC>(scale + idx * VEC);
+          shv[c] = load_vec<M, VEC>(shift + idx * VEC);
+        }
+      }
+    }
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
       const int idx = c * G + lane;
@@ -180,7 +202,8 @@ __global__ void adaln_kernel(const AdaLNParams<T, M, W> p) {
     for (int c = 0; c < CHUNKS; ++c) {
       const int idx = c * G + lane;
       if (active && idx < nvec) {
-        adaln_write<T, M, W, VEC, LAYER>(p, out, scale, shift, idx, v[c], mean, inv);
+        adaln_write<T, M, W, VEC, LAYER, PRELOAD>(p, out, scale, shift, idx, v[c], mean, inv,
+                                                  scv[PRELOAD ? c : 0], shv[PRELOAD ? c : 0]);
       }
     }
   } else {
@@ -250,10 +273,17 @@ void launch_adaln(AdaLNParams<T, M, W> p, cudaStream_t stream) {
   const int vec = vec_ok ? V : 1;
   const RowConfig cfg = choose_row_config(p.D / vec);
   p.group = cfg.group;
+  const bool preload = one_wave((p.rows + cfg.rows_per_block - 1) / cfg.rows_per_block);
   auto go = [&](auto layer_c) {
-    launch_rows<V>(vec, cfg, p.rows, p, stream, [](auto vec_c, auto chunks_c) {
-      return adaln_kernel<T, M, W, decltype(vec_c)::value, decltype(chunks_c)::value, GATED,
-                          decltype(layer_c)::value>;
+    launch_rows<V>(vec, cfg, p.rows, p, stream, [preload](auto vec_c, auto chunks_c) {
+      constexpr int VC = decltype(vec_c)::value, CC = decltype(chunks_c)::value;
+      constexpr bool L = decltype(layer_c)::value;
+      if constexpr (CC == 0) {
+        return adaln_kernel<T, M, W, VC, CC, GATED, L, false>;
+      } else {
+        return preload ? adaln_kernel<T, M, W, VC, CC, GATED, L, true>
+                       : adaln_kernel<T, M, W, VC, CC, GATED, L, false>;
+      }
     });
   };
   if (p.layer) {

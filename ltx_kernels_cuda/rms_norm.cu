@@ -38,12 +38,21 @@ struct RmsNormParams {
   bool round_before_weight;  // LlamaRMSNorm: weight * x_normed.to(x.dtype)
 };
 
-template <typename T, typename W, typename O, int VEC>
+// Writes vector `idx` of the output. PRELOAD: the weight was loaded with the row (wv), else
+// it is read here, after the reduction.
+template <typename T, typename W, typename O, int VEC, bool PRELOAD>
 __device__ __forceinline__ void rms_norm_write(const RmsNormParams<T, W, O>& p, O* out, int idx,
-                                               const float (&v)[VEC], float inv) {
+                                               const float (&v)[VEC], float inv,
+                                               const Vec<W, VEC>& wv) {
   float y[VEC];
   float w[VEC];
-  if (p.weight != nullptr) load_floats<W, VEC>(p.weight + idx * VEC, w);
+  if (p.weight != nullptr) {
+    if constexpr (PRELOAD) {
+      to_floats(wv, w);
+    } else {
+      load_floats<W, VEC>(p.weight + idx * VEC, w);
+    }
+  }
 #pragma unroll
   for (int i = 0; i < VEC; ++i) {
     float n = v[i] * inv;
@@ -67,7 +76,12 @@ __device__ __forceinline__ void rms_norm_load(const T* x, T* res, int idx, float
   }
 }
 
-template <typename T, typename W, typename O, int VEC, int CHUNKS, bool ADD>
+// PRELOAD (cached path only): the weight is loaded together with the row, before the
+// reduction, instead of after it. For grids that run in one wave (few rows: decode, small
+// batches) the kernel's time is one row's chain of memory round trips, and this takes one out;
+// it costs registers (the weight's vectors stay live across the reduction), so larger grids
+// keep the default order.
+template <typename T, typename W, typename O, int VEC, int CHUNKS, bool ADD, bool PRELOAD>
 __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
   __shared__ float smem[32];
   const int G = p.group;
@@ -83,6 +97,16 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
   if constexpr (CHUNKS > 0) {
     float v[CHUNKS][VEC];
     float ss = 0.f;
+    Vec<W, VEC> wv[PRELOAD ? CHUNKS : 1];
+    if constexpr (PRELOAD) {
+      if (p.weight != nullptr) {
+#pragma unroll
+        for (int c = 0; c < CHUNKS; ++c) {
+          const int idx = c * G + lane;
+          if (active && idx < nvec) wv[c] = load_vec<W, VEC>(p.weight + idx * VEC);
+        }
+      }
+    }
     if constexpr (ADD) {
       // Every chunk's x and residual loaded before the first store to residual: loaded chunk
       // by chunk, each chunk's loads would wait for the previous chunk's store (they may alias
@@ -132,7 +156,9 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
       const int idx = c * G + lane;
-      if (active && idx < nvec) rms_norm_write<T, W, O, VEC>(p, out, idx, v[c], inv);
+      if (active && idx < nvec) {
+        rms_norm_write<T, W, O, VEC, PRELOAD>(p, out, idx, v[c], inv, wv[PRELOAD ? c : 0]);
+      }
     }
   } else {
     float ss = 0.f;
@@ -148,7 +174,7 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
     for (int idx = lane; active && idx < nvec; idx += G) {
       float v[VEC];
       load_floats<T, VEC>((ADD ? res : x) + idx * VEC, v);
-      rms_norm_write<T, W, O, VEC>(p, out, idx, v, inv);
+      rms_norm_write<T, W, O, VEC, false>(p, out, idx, v, inv, Vec<W, VEC>{});
     }
   }
 }
@@ -168,8 +194,16 @@ void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
   p.group = cfg.group;
   p.rows_per_block = cfg.rows_per_block;
   p.inv_d = 1.f / static_cast<float>(p.D);
-  launch_rows<V>(vec, cfg, p.rows, p, stream, [](auto vec_c, auto chunks_c) {
-    return rms_norm_kernel<T, W, O, decltype(vec_c)::value, decltype(chunks_c)::value, ADD>;
+  const int64_t blocks = (p.rows + cfg.rows_per_block - 1) / cfg.rows_per_block;
+  const bool preload = one_wave(blocks);
+  launch_rows<V>(vec, cfg, p.rows, p, stream, [preload](auto vec_c, auto chunks_c) {
+    constexpr int VC = decltype(vec_c)::value, CC = decltype(chunks_c)::value;
+    if constexpr (CC == 0) {
+      return rms_norm_kernel<T, W, O, VC, CC, ADD, false>;
+    } else {
+      return preload ? rms_norm_kernel<T, W, O, VC, CC, ADD, true>
+                     : rms_norm_kernel<T, W, O, VC, CC, ADD, false>;
+    }
   });
 }
 

@@ -71,6 +71,16 @@ inline RowConfig choose_row_config(int nvec) {
   return c;
 }
 
+// Whether a grid of `blocks` blocks runs in one wave on the current device: at most
+// `per_sm` blocks per SM (two 256-thread blocks fit on every supported GPU at up to 128
+// registers a thread).
+inline bool one_wave(int64_t blocks, int per_sm = 2) {
+  int dev = 0, sms = 0;
+  C10_CUDA_CHECK(cudaGetDevice(&dev));
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return blocks <= static_cast<int64_t>(sms) * per_sm;
+}
+
 template <int N>
 using IntC = std::integral_constant<int, N>;
 
