@@ -15,7 +15,23 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sweep import write_outputs  # noqa: E402
+from sweep import TABLE, write_outputs  # noqa: E402
+
+
+def table_order(keys: list[tuple]):
+    """Sort key for (op, shape, dtype) cases: dtype, then the op and shape order of sweep's
+    TABLE (a case merged in from a later CSV lands among its op's shapes, not at the end);
+    cases TABLE does not list keep their order after those it does."""
+    ops = list(TABLE)
+    first = {k: i for i, k in enumerate(keys)}
+
+    def key(k):
+        op, shape, dtype = k
+        shapes = ["x".join(map(str, s)) for s in TABLE[op][1]] if op in TABLE else []
+        known = op in TABLE and shape in shapes
+        return (dtype, not known, ops.index(op) if known else 0,
+                shapes.index(shape) if known else 0, first[k])
+    return key
 
 
 def main(argv=None) -> int:
@@ -24,6 +40,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--meta", type=Path, default=None,
                     help="sweep-meta.json to use (default: the one beside the last CSV)")
+    ap.add_argument("--note", default=None,
+                    help="a line for the table's header, e.g. which run measured which ops")
     args = ap.parse_args(argv)
     groups: dict[tuple, list[dict]] = {}
     for path in args.csvs:
@@ -40,7 +58,10 @@ def main(argv=None) -> int:
         groups.update(mine)
     meta_path = args.meta or args.csvs[-1].parent / "sweep-meta.json"
     meta = json.loads(meta_path.read_text())
-    write_outputs([r for g in groups.values() for r in g], args.out, meta)
+    if args.note:
+        meta["note"] = args.note
+    write_outputs([r for key in sorted(groups, key=table_order(list(groups)))
+                   for r in groups[key]], args.out, meta)
     print((args.out / "sweep.md").read_text())
     return 0
 

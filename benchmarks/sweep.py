@@ -529,7 +529,8 @@ def write_outputs(rows: list[dict], out: Path, meta: dict, plot: bool = True) ->
              f"{meta['copy_GBps']:.0f} GB/s. Time in us (median of CUDA-graph replays, "
              f"L2 flushed by {meta.get('flush', 'zero')}ing 256 MB"
              f"{', no graphs' if meta.get('no_graph') else ''}), "
-             "share of the copy bandwidth in brackets; last column: best peer time / ours.", "",
+             "share of the copy bandwidth in brackets; last column: best peer time / ours."
+             + (f" {meta['note']}" if meta.get("note") else ""), "",
              "| op | shape | dtype | MB | " + " | ".join(impls) + " | speedup |",
              "|" + "---|" * (len(impls) + 5)]
     keys = list(dict.fromkeys((r["op"], r["shape"], r["dtype"]) for r in rows))

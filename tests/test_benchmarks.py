@@ -269,3 +269,42 @@ def test_use_prebuilt_unpacks_and_takes_the_tree_python(tmp_path):
     out = tmp_path / "build" / v
     assert sorted(p.name for p in out.iterdir()) == ["_lib.abi3.so", "rope.py"]
     assert (out / "rope.py").read_text() == "new"
+
+
+def test_report_merges_later_runs_in_table_order(tmp_path):
+    """benchmarks/report.py: a later CSV's rows replace an earlier one's for the same case, a
+    case only the later one has lands among its op's shapes in sweep's table order (not at the
+    end), and --note reaches the table's header."""
+    import csv as csvmod
+    import json
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import report
+
+    fields = ["op", "shape", "dtype", "impl", "us", "GBps", "copy_share", "MB", "vs_best_peer",
+              "vs_unfused", "bytes_ratio", "steps"]
+
+    def write(name, cases):
+        d = tmp_path / name
+        d.mkdir()
+        with open(d / "sweep.csv", "w", newline="") as f:
+            w = csvmod.DictWriter(f, fieldnames=fields)
+            w.writeheader()
+            for op, shape, us in cases:
+                w.writerow(dict(op=op, shape=shape, dtype="bf16", impl="ltx", us=us, GBps=1000,
+                                copy_share=0.5, MB=10, vs_best_peer=1.0))
+        (d / "sweep-meta.json").write_text(json.dumps(
+            dict(gpu="G", torch="t", date="d", copy_GBps=2000.0)))
+        return d / "sweep.csv"
+
+    a = write("a", [("adaln", "2x2688x2048", 30), ("adaln_per_token", "2x2688x2048", 40),
+                    ("gelu_tanh", "2x2688x8192", 50)])
+    b = write("b", [("adaln", "2x2688x2048", 20), ("adaln_per_token", "2x6144x2048", 60)])
+    report.main([str(a), str(b), "--out", str(tmp_path / "out"), "--note", "Runs A and B."])
+    md = (tmp_path / "out" / "sweep.md").read_text()
+    body = [line for line in md.splitlines() if line.startswith("| ") and "bf16" in line]
+    assert [line.split(" | ")[:2] for line in body] == [
+        ["| adaln", "2x2688x2048"], ["| adaln_per_token", "2x2688x2048"],
+        ["| adaln_per_token", "2x6144x2048"], ["| gelu_tanh", "2x2688x8192"]]
+    assert "| 20.0 (50%) |" in body[0]  # b's time, not a's
+    assert md.splitlines()[0].endswith("Runs A and B.")
