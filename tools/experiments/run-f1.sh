@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Queued for the next device session (not run yet): one experiment per device call, timed
+# Superseded: run G ran these (run-g1.sh, PERFORMANCE.md changes 19-20). Was: one experiment per device call, timed
 # against the tree (ours only, bf16, every shape of the full table for its ops) with its op
 # family's CUDA tests on the patched build (tools/gpu_ab.sh). Log: $OUT/ab.log.
 #   bash tools/experiments/run-f1.sh preload_one_wave       # RMSNorm's weight / AdaLN's scale
