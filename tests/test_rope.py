@@ -239,14 +239,12 @@ def test_rope_llama_layout(kernel, device, dtype):
 @pytest.mark.parametrize("B", [1, 2])
 def test_rope_default_out_layout(kernel, device, fn, B):
     """Default outputs keep a transformers q's memory order ([B, H, S, D] viewed from
-    [B, S, H, D]), as the eager formula's output does, so that SDPA's output needs no copy back
-    to [B, S, H, D]; where the kernels cannot write that order (B > 1: three row levels) they
-    are contiguous. Values as the reference either way."""
+    [B, S, H, D]; rows in one level for B = 1, three for B = 2), as the eager formula's output
+    does, so that SDPA's output needs no copy back to [B, S, H, D]. Values as the reference."""
     S, H, D = 5, 4, 64
     q = torch.randn(B, S, H, D, device=device).transpose(1, 2)
     cos, sin = tables((B, 1, S, D), torch.float32, device)
-    eager_order = (q * cos).stride()  # TensorIterator keeps q's order
-    want = eager_order if B == 1 else q.contiguous().stride()
+    want = (q * cos).stride()  # TensorIterator keeps q's order
     if fn == "rope":
         outs = [kernel.rope(q, cos, sin, interleaved=False)]
         refs = [ref_rope(q, cos, sin, False)]
@@ -264,6 +262,18 @@ def test_rope_default_out_layout(kernel, device, fn, B):
     for out, ref in zip(outs, refs):
         assert out.stride() == want
         assert_close(out, ref)
+
+
+@pytest.mark.kernels_ci
+def test_rope_default_out_beyond_four_levels_is_contiguous(kernel, device):
+    """A dense permutation whose rows need five strided levels (more than the rope kernels
+    address): the input is read through a contiguous copy and the default output is
+    contiguous, with the reference's values."""
+    x = torch.randn(2, 3, 2, 3, 2, 8, device=device).permute(4, 3, 2, 1, 0, 5)
+    cos, sin = tables((8,), torch.float32, device)
+    out = kernel.rope(x, cos, sin, interleaved=True)
+    assert out.is_contiguous()
+    assert_close(out, ref_rope(x, cos, sin, True))
 
 
 @pytest.mark.kernels_ci

@@ -10,9 +10,16 @@ is a no-op for eager's q.
 import torch
 
 
+# Strided row levels an output may have: the row ops (RMSNorm, AdaLN, activations) address two
+# (RowLayout), the rope ops four (BcastRows::kMaxDims, common/bcast_rows.h).
+ROW_LEVELS = 2
+ROPE_ROW_LEVELS = 4
+
+
 def row_levels(t: torch.Tensor) -> int:
-    """How many strided levels t's rows (all dims but the last) need: the count the kernels'
-    `try_row_layout` (common/op_checks.h) computes, which addresses at most two."""
+    """How many strided levels t's rows (all dims but the last) need, merging a dim into the
+    next outer one where its stride allows, as the kernels' `try_row_layout` and
+    `try_strided_rows` (common/op_checks.h) do."""
     levels = []  # [size, stride] innermost first
     for size, stride in zip(reversed(t.shape[:-1]), reversed(t.stride()[:-1])):
         if size == 1:
@@ -24,12 +31,12 @@ def row_levels(t: torch.Tensor) -> int:
     return len(levels)
 
 
-def empty_rows_like(x: torch.Tensor) -> torch.Tensor:
+def empty_rows_like(x: torch.Tensor, max_levels: int = ROW_LEVELS) -> torch.Tensor:
     """An uninitialized tensor of x's shape, dtype and device with x's memory order where the
-    kernels can write that order (x dense, last dim contiguous, rows in at most two strided
-    levels), else contiguous."""
+    kernel can write that order (x dense, last dim contiguous, rows in at most `max_levels`
+    strided levels), else contiguous."""
     if x.dim() >= 2 and not x.is_contiguous():
         out = torch.empty_like(x, memory_format=torch.preserve_format)
-        if out.stride(-1) == 1 and row_levels(out) <= 2:
+        if out.stride(-1) == 1 and row_levels(out) <= max_levels:
             return out
     return torch.empty(x.shape, dtype=x.dtype, device=x.device)

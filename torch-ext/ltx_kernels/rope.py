@@ -17,7 +17,7 @@ from typing import Optional, Tuple
 
 import torch
 
-from ._layout import empty_rows_like
+from ._layout import ROPE_ROW_LEVELS, empty_rows_like
 from ._ops import add_op_namespace_prefix, ops
 
 
@@ -41,14 +41,14 @@ def rope(
         interleaved: pairs `(2i, 2i+1)` if True, split halves `(i, i + R/2)` if False.
         out: optional output of x's shape and dtype (rows may be strided). When omitted, it
             is laid out in memory like x (as the eager formula's result is: a transposed q
-            gives a transposed output) where its rows need at most two strided levels, else
+            gives a transposed output) where its rows need at most four strided levels, else
             contiguous; the same for the other rope ops' default outputs.
 
     Returns:
         `out`, x's shape and dtype.
     """
     if out is None:
-        out = empty_rows_like(x)
+        out = empty_rows_like(x, ROPE_ROW_LEVELS)
     ops.rope(out, x, cos, sin, interleaved)
     return out
 
@@ -67,9 +67,9 @@ def rope_qk(
     (and any other leading dim where cos / sin broadcast) may differ (GQA). Returns
     `(q_out, k_out)`."""
     if q_out is None:
-        q_out = empty_rows_like(q)
+        q_out = empty_rows_like(q, ROPE_ROW_LEVELS)
     if k_out is None:
-        k_out = empty_rows_like(k)
+        k_out = empty_rows_like(k, ROPE_ROW_LEVELS)
     ops.rope_qk(q_out, k_out, q, k, cos, sin, interleaved)
     return q_out, k_out
 
@@ -115,7 +115,7 @@ def rms_norm_rope(
         `out`, x's shape and dtype.
     """
     if out is None:
-        out = empty_rows_like(x)
+        out = empty_rows_like(x, ROPE_ROW_LEVELS)
     ops.rms_norm_rope(out, x, weight, cos, sin, float(eps), interleaved,
                       _heads(per_head, num_heads))
     return out
@@ -147,9 +147,9 @@ def rms_norm_rope_qk(
     each). Returns `(q_out, k_out)`."""
     heads = _heads(per_head, num_heads)
     if q_out is None:
-        q_out = empty_rows_like(q)
+        q_out = empty_rows_like(q, ROPE_ROW_LEVELS)
     if k_out is None:
-        k_out = empty_rows_like(k)
+        k_out = empty_rows_like(k, ROPE_ROW_LEVELS)
     ops.rms_norm_rope_qk(q_out, k_out, q, k, q_weight, k_weight, cos, sin, float(eps),
                          interleaved, heads)
     return q_out, k_out
