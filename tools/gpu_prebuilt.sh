@@ -9,6 +9,9 @@ use_prebuilt() {
   [[ -f .prebuilt/$1.tar.xz ]] || { echo "no .prebuilt/$1.tar.xz (carry .prebuilt)" >&2; return 1; }
   rm -rf "build/$PREBUILT_VARIANT"
   mkdir -p build && tar -C build -xJf ".prebuilt/$1.tar.xz" || return 1
-  cp -r torch-ext/ltx_kernels/. "build/$PREBUILT_VARIANT/"
+  # What tools/build.py's assemble() copies: no caches, and not a stale generated _ops.py (it
+  # names another build's op namespace).
+  tar -C torch-ext/ltx_kernels --exclude=__pycache__ --exclude="*.pyc" --exclude=_ops.py -cf - . \
+    | tar -C "build/$PREBUILT_VARIANT" -xf - || return 1
   echo "== prebuilt $1: $(ls build/$PREBUILT_VARIANT/*.so | xargs -n1 basename)"
 }

@@ -10,9 +10,8 @@ is a no-op for eager's q.
 import torch
 
 
-# Strided row levels an output may have: the row ops (RMSNorm, AdaLN, activations) address two
-# (RowLayout), the rope ops four (BcastRows::kMaxDims, common/bcast_rows.h).
-ROW_LEVELS = 2
+# Strided row levels the rope ops address in an output (BcastRows::kMaxDims,
+# common/bcast_rows.h; the row ops' RowLayout addresses two, and their outputs stay contiguous).
 ROPE_ROW_LEVELS = 4
 
 
@@ -31,7 +30,7 @@ def row_levels(t: torch.Tensor) -> int:
     return len(levels)
 
 
-def empty_rows_like(x: torch.Tensor, max_levels: int = ROW_LEVELS) -> torch.Tensor:
+def empty_rows_like(x: torch.Tensor, max_levels: int) -> torch.Tensor:
     """An uninitialized tensor of x's shape, dtype and device with x's memory order where the
     kernel can write that order (x dense, last dim contiguous, rows in at most `max_levels`
     strided levels), else contiguous."""
