@@ -271,9 +271,10 @@ void launch_adaln(AdaLNParams<T, M, W> p, cudaStream_t stream) {
              (p.gate == nullptr || mod_ok(p.gate, p.gate_b));
   }
   const int vec = vec_ok ? V : 1;
-  const RowConfig cfg = choose_row_config(p.D / vec);
+  const RowLaunch launch = choose_row_launch(p.D / vec, p.rows, /*one_vec_small=*/false);
+  const RowConfig& cfg = launch.cfg;
+  const bool preload = launch.preload;
   p.group = cfg.group;
-  const bool preload = one_wave((p.rows + cfg.rows_per_block - 1) / cfg.rows_per_block);
   auto go = [&](auto layer_c) {
     launch_rows<V>(vec, cfg, p.rows, p, stream, [preload](auto vec_c, auto chunks_c) {
       constexpr int VC = decltype(vec_c)::value, CC = decltype(chunks_c)::value;

@@ -190,12 +190,12 @@ void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
                       (!ADD || (is_aligned(p.residual, 16) && p.res_rows.outer_stride % V == 0 &&
                                 p.res_rows.inner_stride % V == 0));
   const int vec = vec_ok ? V : 1;
-  const RowConfig cfg = choose_row_config(p.D / vec);
+  const RowLaunch launch = choose_row_launch(p.D / vec, p.rows, /*one_vec_small=*/true);
+  const RowConfig& cfg = launch.cfg;
+  const bool preload = launch.preload;
   p.group = cfg.group;
   p.rows_per_block = cfg.rows_per_block;
   p.inv_d = 1.f / static_cast<float>(p.D);
-  const int64_t blocks = (p.rows + cfg.rows_per_block - 1) / cfg.rows_per_block;
-  const bool preload = one_wave(blocks);
   launch_rows<V>(vec, cfg, p.rows, p, stream, [preload](auto vec_c, auto chunks_c) {
     constexpr int VC = decltype(vec_c)::value, CC = decltype(chunks_c)::value;
     if constexpr (CC == 0) {

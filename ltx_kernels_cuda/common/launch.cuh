@@ -6,6 +6,7 @@
 #include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <type_traits>
 
@@ -51,9 +52,11 @@ inline int env_int(const char* name, int fallback) {
 // Aim for a few vectors in flight per thread: enough independent 16-byte loads to cover memory
 // latency, few enough registers for full occupancy. Short rows use sub-warp groups (several
 // rows per warp) so that no lane idles; long rows use up to 1024 threads.
-inline RowConfig choose_row_config(int nvec) {
-  static const int per_thread = env_int("LTX_VEC_PER_THREAD", 4);
+// `vec_per_thread` > 0 overrides the knob (small grids, below).
+inline RowConfig choose_row_config(int nvec, int vec_per_thread = 0) {
+  static const int default_per_thread = env_int("LTX_VEC_PER_THREAD", 4);
   static const int block_threads = env_int("LTX_BLOCK_THREADS", 256);
+  const int per_thread = vec_per_thread > 0 ? vec_per_thread : default_per_thread;
   RowConfig c{};
   const int want = (nvec + per_thread - 1) / per_thread;
   if (want <= 32) {
@@ -71,14 +74,47 @@ inline RowConfig choose_row_config(int nvec) {
   return c;
 }
 
-// Whether a grid of `blocks` blocks runs in one wave on the current device: at most
-// `per_sm` blocks per SM (two 256-thread blocks fit on every supported GPU at up to 128
-// registers a thread).
-inline bool one_wave(int64_t blocks, int per_sm = 2) {
+// Streaming multiprocessors of the current device, queried once per device (launchers call it
+// on every launch).
+inline int device_sms() {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[kMaxDevices] = {};
   int dev = 0, sms = 0;
   C10_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev < kMaxDevices && (sms = cache[dev].load(std::memory_order_relaxed)) > 0) return sms;
   C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  return blocks <= static_cast<int64_t>(sms) * per_sm;
+  if (dev < kMaxDevices) cache[dev].store(sms, std::memory_order_relaxed);
+  return sms;
+}
+
+// How the row kernels (RMSNorm, AdaLN) launch `rows` rows of `nvec` vectors, and whether the
+// per-row operands (weight, scale / shift) are loaded with the row (preload). Grids of at most
+// LTX_SMALL_GRID_PER_SM [2] blocks per SM under choose_row_config ("small grids": one wave)
+// preload, so that a row's chain is one memory round trip (two blocks of 256 threads per SM
+// fit the preloading instances' registers). With `one_vec_small`, small grids also take
+// LTX_SMALL_GRID_VEC [1] vectors per thread instead (0: keep choose_row_config's): few rows
+// leave most SMs idle, and each busy SM issues every instruction of its rows' 4-vector threads
+// (ncu, run G: at 128 rows of 4096 bf16, 2 rows a block on 64 SMs took 2.1x the active cycles
+// of Triton's one row a block of 512 threads on 128). One vector per thread spreads the rows
+// over up to 4x the threads and SMs. Run H: RMSNorm 3-11% faster at 1-128 tokens, AdaLN 11%
+// slower at 1x1024x2048 (so AdaLN keeps its configuration); larger thresholds lost more than
+// they won (PERFORMANCE.md, change 22).
+struct RowLaunch {
+  RowConfig cfg;
+  bool preload;
+};
+
+inline RowLaunch choose_row_launch(int nvec, int64_t rows, bool one_vec_small) {
+  static const int small_vec = [] {
+    const char* v = std::getenv("LTX_SMALL_GRID_VEC");
+    return v ? std::atoi(v) : 1;
+  }();
+  static const int small_per_sm = env_int("LTX_SMALL_GRID_PER_SM", 2);
+  RowConfig c = choose_row_config(nvec);
+  const int64_t blocks = (rows + c.rows_per_block - 1) / c.rows_per_block;
+  if (blocks > static_cast<int64_t>(device_sms()) * small_per_sm) return {c, false};
+  if (one_vec_small && small_vec > 0) c = choose_row_config(nvec, small_vec);
+  return {c, true};
 }
 
 template <int N>
