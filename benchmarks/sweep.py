@@ -401,6 +401,33 @@ def rope_case(k, lf, shape, dt) -> Case:
                 check_ours=lambda: k.rope_qk(q, kk, c1, s1, interleaved=False)[0])
 
 
+def rope_qk_gqa_case(k, lf, shape, dt) -> Case:
+    """transformers' own layout (LLaMA, Mistral, Qwen): q and k [B, H, S, D] as transposed views
+    of one fused QKV projection [B, S, (Hq + 2 Hk) D], fewer k heads than q heads (GQA), cos /
+    sin [B, S, D] in x's dtype; every output in q's and k's memory order (as eager's)."""
+    dtype = DTYPES[dt]
+    B, S, Hq, Hk, D = shape
+    qkv = rnd((B, S, (Hq + 2 * Hk) * D), dtype)
+    q = qkv[..., : Hq * D].view(B, S, Hq, D).transpose(1, 2)
+    kk = qkv[..., Hq * D : (Hq + Hk) * D].view(B, S, Hk, D).transpose(1, 2)
+    ang = torch.rand(B, S, D // 2, device=DEVICE) * 6.28
+    emb = torch.cat((ang, ang), dim=-1)
+    cos, sin = emb.cos().to(dtype), emb.sin().to(dtype)
+    es = q.element_size()
+    nbytes = 2 * (q.numel() + kk.numel()) * es + 2 * cos.numel() * es
+    c1, s1 = cos.unsqueeze(1), sin.unsqueeze(1)
+    impls = {
+        "ltx": lambda: k.rope_qk(q, kk, c1, s1, interleaved=False),
+        "eager": lambda: eager_rope_qk(q, kk, cos, sin),
+        "compile": lambda: compiled(f"rope_gqa{shape}{dt}", eager_rope_qk)(q, kk, cos, sin),
+    }
+    if lf is not None:
+        impls["liger"] = lambda: lf.liger_rope(q, kk, cos, sin)
+    return Case("rope_qk_gqa", "x".join(map(str, shape)), dt, nbytes, impls,
+                check=("ltx", lambda: eager_rope_qk(q, kk, cos, sin)[1]),
+                check_ours=lambda: k.rope_qk(q, kk, c1, s1, interleaved=False)[1])
+
+
 def ltx_rope(x, cos, sin):
     # LTX-Video's apply_rotary_emb: interleaved pairs, fp32 tables, cast back.
     x_real, x_imag = x.unflatten(2, (-1, 2)).unbind(-1)
@@ -502,6 +529,9 @@ TABLE: dict[str, tuple[Callable, list, list]] = {
                      [(1, 4096, 28672)]),
     "rope_qk": (rope_case, [(1, 32, 4096, 128), (1, 32, 1024, 128), (4, 32, 4096, 64),
                             (1, 32, 16, 128)], [(1, 32, 4096, 128)]),
+    # B x S x q heads x k heads x head dim: LLaMA-3-8B prefill (4096, 1024 tokens) and decode
+    "rope_qk_gqa": (rope_qk_gqa_case, [(1, 4096, 32, 8, 128), (1, 1024, 32, 8, 128),
+                                       (1, 16, 32, 8, 128)], [(1, 4096, 32, 8, 128)]),
     "rms_norm_rope": (rms_norm_rope_case, LTX, [(2, 2688, 2048)]),
     "rms_norm_rope_qk": (rms_norm_rope_qk_case, LTX, [(2, 2688, 2048)]),
 }

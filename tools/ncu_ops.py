@@ -7,10 +7,13 @@ named "prof", so that Nsight Compute profiles exactly those launches:
 
 Each argument is op:shape (a case of benchmarks/sweep.py, bf16 unless op:shape:dtype). Every
 implementation runs twice before the range (compilation and autotuning stay out of it).
+NCU_IMPLS (default "ltx,compile") picks the implementations, e.g. "ltx,compile,liger" (a case
+without one of them skips it).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -19,26 +22,27 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import sweep  # noqa: E402
 
-IMPLS = ("ltx", "compile")
+IMPLS = tuple(os.environ.get("NCU_IMPLS", "ltx,compile").split(","))
 
 
 def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__)
         return 2
-    k, lf = sweep.load_kernel(), None
+    k = sweep.load_kernel()
+    lf = sweep.try_liger() if "liger" in IMPLS else None
     cases = []
     for arg in argv:
         op, shape, *dt = arg.split(":")
         case = sweep.TABLE[op][0](k, lf, tuple(int(n) for n in shape.split("x")),
                                   dt[0] if dt else "bf16")
         for name in IMPLS:
-            for _ in range(2):
+            for _ in range(2 if name in case.impls else 0):
                 case.impls[name]()
         cases.append(case)
     torch.cuda.synchronize()
     for case in cases:
-        for name in IMPLS:
+        for name in (n for n in IMPLS if n in case.impls):
             torch.cuda.nvtx.range_push("prof")
             case.impls[name]()
             torch.cuda.nvtx.range_pop()
