@@ -10,6 +10,9 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <type_traits>
+#include <vector>
 
 #include "common/op_checks.h"
 #include "torch-ext/torch_binding.h"
@@ -129,6 +132,284 @@ void launch_rope(RopeParams<T, C> p, int count, int D, int R, bool interleaved,
   });
 }
 
+// ---- heads path: cos / sin loaded once per token for all heads ---------------------------------
+//
+// When cos / sin broadcast over exactly one leading dim of x (the heads: transformers' q / k
+// [B, H, S, D] with cos [B, 1, S, D], FLUX's [B, S, H, D] with [S, 1, D]), one thread takes one
+// item of one token's rows in every head of a head group: it loads that item of cos and sin
+// once and walks the heads of q, then k, HB at a time (their loads issued together). The rows
+// path above loads cos / sin with every row: three item loads per row instead of one, and the
+// offsets of four operands per row.
+
+// One tensor of the heads path: row (token t, head h) at x_tok.offset(t) + h * x_hstride.
+template <typename T>
+struct RopeHeadsTensor {
+  T* out;
+  const T* x;
+  FastBcast x_tok, out_tok;  // token t's row of head 0
+  int64_t x_hstride, out_hstride;
+  int heads;
+};
+
+template <typename T, typename C>
+struct RopeHeadsParams {
+  RopeHeadsTensor<T> t[2];     // t[1].heads == 0 for rope
+  FastBcast cos_tok, sin_tok;  // token t's cos / sin row (the same for q and k)
+  const C* cos;
+  const C* sin;
+  RopeRow row;
+  int64_t tokens;
+  int lanes;         // threads per token and head group: one item each (row.items)
+  int tpb;           // tokens per block
+  int groups;        // head groups per token: group g takes heads g, g + groups, ...
+  int heads_total;   // t[0].heads + t[1].heads
+};
+
+// Two adjacent elements (e, e + 1; e even) of a vector as floats, and back (one rounding
+// each): 16-bit pairs are one 32-bit word, converted as a pair.
+template <typename T, int N>
+__device__ __forceinline__ float2 get2(const Vec<T, N>& v, int e) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    const uint32_t w = reinterpret_cast<const uint32_t*>(v.v)[e / 2];
+    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+  } else if constexpr (std::is_same_v<T, __half>) {
+    return __half22float2(reinterpret_cast<const __half2*>(v.v)[e / 2]);
+  } else {
+    return make_float2(v.v[e], v.v[e + 1]);
+  }
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void set2(Vec<T, N>& v, int e, float2 f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  constexpr bool kPackedBf16 = std::is_same_v<T, __nv_bfloat16>;
+#else
+  constexpr bool kPackedBf16 = false;
+#endif
+  if constexpr (kPackedBf16) {
+    reinterpret_cast<__nv_bfloat162*>(v.v)[e / 2] = __floats2bfloat162_rn(f.x, f.y);
+  } else if constexpr (std::is_same_v<T, __half>) {
+    reinterpret_cast<__half2*>(v.v)[e / 2] = __floats2half2_rn(f.x, f.y);
+  } else {
+    v.v[e] = from_float<T>(f.x);
+    v.v[e + 1] = from_float<T>(f.y);
+  }
+}
+
+// An item (x, out, cos or sin) on the vector path as loaded: 1 vector (interleaved: U pairs
+// side by side) or 2 (split halves: the first and the second elements of U pairs). The heads
+// path keeps items packed and widens two elements at a time, so that a thread holds the packed
+// cos / sin of its token and HB heads' packed x (16-bit items: 8 registers each, not 16, and
+// no three items of floats live at once as in the rows path).
+template <typename T, int VEC, bool IL>
+struct PackedItem {
+  static constexpr int kVecs = RopeItem<VEC, IL>::F / VEC;
+  Vec<T, VEC> a[kVecs];
+
+  __device__ __forceinline__ void load(const T* row, int pa, int pb) {
+    a[0] = load_vec<T, VEC>(row + pa);
+    if constexpr (kVecs == 2) a[1] = load_vec<T, VEC>(row + pb);
+  }
+  __device__ __forceinline__ void store(T* row, int pa, int pb) const {
+    *reinterpret_cast<Vec<T, VEC>*>(row + pa) = a[0];
+    if constexpr (kVecs == 2) *reinterpret_cast<Vec<T, VEC>*>(row + pb) = a[1];
+  }
+  // A copy the compiler must treat as new in every iteration of a loop, so that it widens the
+  // copy where it is used instead of hoisting the widened floats out of the loop (loop-invariant
+  // cos / sin would otherwise stay live as 2F floats).
+  __device__ __forceinline__ PackedItem opaque() const {
+    PackedItem r = *this;
+    static_assert(sizeof(r.a) % 4 == 0, "whole 32-bit words");
+    uint32_t* w = reinterpret_cast<uint32_t*>(r.a);
+#pragma unroll
+    for (int i = 0; i < static_cast<int>(sizeof(r.a) / 4); ++i) asm volatile("" : "+r"(w[i]));
+    return r;
+  }
+};
+
+// rope_rotate on packed items, two elements of each half at a time: out = x rotated by c / s.
+template <typename T, typename C, int VEC, bool IL>
+__device__ __forceinline__ void rope_rotate_packed(const PackedItem<T, VEC, IL>& x,
+                                                   const PackedItem<C, VEC, IL>& c,
+                                                   const PackedItem<C, VEC, IL>& s,
+                                                   PackedItem<T, VEC, IL>& out) {
+  static_assert(VEC % 2 == 0, "the vector path");
+#pragma unroll
+  for (int e = 0; e < VEC; e += 2) {
+    if constexpr (IL) {  // the pair (e, e + 1)
+      const float2 v = get2(x.a[0], e), cc = get2(c.a[0], e), ss = get2(s.a[0], e);
+      set2(out.a[0], e, make_float2(v.x * cc.x - v.y * ss.x, v.y * cc.y + v.x * ss.y));
+    } else {  // the pairs (e, U + e) and (e + 1, U + e + 1)
+      const float2 a = get2(x.a[0], e), b = get2(x.a[1], e);
+      const float2 ca = get2(c.a[0], e), cb = get2(c.a[1], e);
+      const float2 sa = get2(s.a[0], e), sb = get2(s.a[1], e);
+      set2(out.a[0], e, make_float2(a.x * ca.x - b.x * sa.x, a.y * ca.y - b.y * sa.y));
+      set2(out.a[1], e, make_float2(b.x * cb.x + a.x * sb.x, b.y * cb.y + a.y * sb.y));
+    }
+  }
+}
+
+template <typename T, typename C, int VEC, bool IL, int HB>
+__global__ void rope_heads_kernel(const RopeHeadsParams<T, C> p) {
+  const int lane = threadIdx.x % p.lanes;
+  const int slot = threadIdx.x / p.lanes;
+  const int64_t tok = static_cast<int64_t>(blockIdx.x) * p.tpb + slot % p.tpb;
+  const int group = slot / p.tpb;
+  if (tok >= p.tokens) return;  // no block-wide synchronization below
+  int pa, pb;
+  const bool rot = rope_item_pos<VEC, IL>(p.row, lane, pa, pb);
+  PackedItem<C, VEC, IL> c{}, s{};
+  if (rot) {
+    c.load(p.cos + p.cos_tok.offset(tok), pa, pb);
+    s.load(p.sin + p.sin_tok.offset(tok), pa, pb);
+  }
+  const T* x0 = p.t[0].x + p.t[0].x_tok.offset(tok);
+  T* o0 = p.t[0].out + p.t[0].out_tok.offset(tok);
+  const T* x1 = x0;
+  T* o1 = o0;
+  if (p.t[1].heads > 0) {
+    x1 = p.t[1].x + p.t[1].x_tok.offset(tok);
+    o1 = p.t[1].out + p.t[1].out_tok.offset(tok);
+  }
+  const int h0 = p.t[0].heads;
+  for (int j0 = group; j0 < p.heads_total; j0 += HB * p.groups) {
+    PackedItem<T, VEC, IL> v[HB];
+#pragma unroll
+    for (int b = 0; b < HB; ++b) {
+      const int j = j0 + b * p.groups;
+      if (j < p.heads_total) {
+        v[b].load(j < h0 ? x0 + j * p.t[0].x_hstride : x1 + (j - h0) * p.t[1].x_hstride, pa,
+                  pb);
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < HB; ++b) {
+      const int j = j0 + b * p.groups;
+      if (j < p.heads_total) {
+        PackedItem<T, VEC, IL> o = v[b];
+        if (rot) rope_rotate_packed(v[b], c.opaque(), s.opaque(), o);
+        o.store(j < h0 ? o0 + j * p.t[0].out_hstride : o1 + (j - h0) * p.t[1].out_hstride, pa,
+                pb);
+      }
+    }
+  }
+}
+
+// The one leading dim of x over which cos broadcasts while x has more than one row there (the
+// heads), or -1 when there is none or more than one.
+inline int64_t rope_head_dim(const at::Tensor& x, const at::Tensor& cos) {
+  int64_t hd = -1;
+  const int64_t off = x.dim() - cos.dim();
+  for (int64_t d = 0; d + 1 < x.dim(); ++d) {
+    const int64_t cd = d - off;
+    if (x.size(d) > 1 && (cd < 0 || cos.size(cd) == 1)) {
+      if (hd >= 0) return -1;
+      hd = d;
+    }
+  }
+  return hd;
+}
+
+// x's, out's and cos / sin's token rows: the views without the head dim hd.
+struct RopeHeadsViews {
+  at::Tensor x, out, cos, sin;
+};
+
+inline RopeHeadsViews rope_heads_views(const at::Tensor& x, const at::Tensor& out,
+                                       const at::Tensor& cos, const at::Tensor& sin, int64_t hd) {
+  const int64_t cd = hd - (x.dim() - cos.dim());
+  return {x.select(hd, 0), out.select(hd, 0), cd >= 0 ? cos.select(cd, 0) : cos,
+          cd >= 0 ? sin.select(cd, 0) : sin};
+}
+
+// Launches the heads path for `count` tensors (rope: 1, rope_qk: 2) on the vector path, or
+// returns false when it does not apply (no single head dim, q and k with other token shapes,
+// rows of many items, a layout the token views cannot address) or is turned off
+// (LTX_ROPE_HEADS=0).
+template <typename T, typename C>
+bool launch_rope_heads(at::Tensor* outs, const at::Tensor* xs, int count, const at::Tensor& cos,
+                       const at::Tensor& sin, int D, int R, bool interleaved, cudaStream_t stream) {
+  static const int enabled = [] {
+    const char* v = std::getenv("LTX_ROPE_HEADS");
+    return v ? std::atoi(v) : 1;
+  }();
+  static const int want_hpt = env_int("LTX_ROPE_HEADS_PER_THREAD", 4);
+  static const int hb = env_int("LTX_ROPE_HEADS_BATCH", 2);
+  if (!enabled) return false;
+  constexpr int V = kVec16<T>;
+  RopeHeadsParams<T, C> p{};
+  int64_t tokens = -1;
+  std::vector<int64_t> tok_shape;
+  for (int i = 0; i < count; ++i) {
+    if (xs[i].numel() == 0) return false;
+    const int64_t hd = rope_head_dim(xs[i], cos);
+    if (hd < 0) return false;
+    const RopeHeadsViews v = rope_heads_views(xs[i], outs[i], cos, sin, hd);
+    BcastRows xr, orr;
+    if (!try_strided_rows(v.x, xr) || !try_strided_rows(v.out, orr)) return false;
+    if (i == 0) {
+      tok_shape = v.x.sizes().vec();
+      tokens = v.x.numel() / D;
+      p.cos_tok = fast_bcast(broadcast_rows(v.cos, v.x, "cos", R), tokens);
+      p.sin_tok = fast_bcast(broadcast_rows(v.sin, v.x, "sin", R), tokens);
+    } else if (v.x.sizes() != at::IntArrayRef(tok_shape)) {
+      return false;
+    }
+    RopeHeadsTensor<T>& t = p.t[i];
+    t.x = reinterpret_cast<const T*>(xs[i].data_ptr());
+    t.out = reinterpret_cast<T*>(outs[i].data_ptr());
+    t.x_tok = fast_bcast(xr, tokens);
+    t.out_tok = fast_bcast(orr, tokens);
+    t.x_hstride = xs[i].stride(hd);
+    t.out_hstride = outs[i].stride(hd);
+    t.heads = static_cast<int>(xs[i].size(hd));
+    // The vector path's alignment: every row start of x / out and of the tables.
+    if (!is_aligned(t.x, 16) || !is_aligned(t.out, 16) || !t.x_tok.strides_multiple_of(V) ||
+        !t.out_tok.strides_multiple_of(V) || t.x_hstride % V != 0 || t.out_hstride % V != 0) {
+      return false;
+    }
+  }
+  if (!is_aligned(cos.data_ptr(), sizeof(C) * V) || !is_aligned(sin.data_ptr(), sizeof(C) * V) ||
+      !p.cos_tok.strides_multiple_of(V) || !p.sin_tok.strides_multiple_of(V) || D % V != 0 ||
+      (interleaved ? R % V != 0 : (R / 2) % V != 0) || tokens > 0x7fffffffLL) {
+    return false;
+  }
+  auto go = [&](auto il_c) -> bool {
+    constexpr bool IL = decltype(il_c)::value;
+    p.row = rope_row<V, IL>(D, R);
+    p.lanes = p.row.items;
+    if (p.lanes > 128) return false;
+    p.tokens = tokens;
+    p.cos = reinterpret_cast<const C*>(cos.data_ptr());
+    p.sin = reinterpret_cast<const C*>(sin.data_ptr());
+    p.heads_total = p.t[0].heads + p.t[1].heads;
+    // Heads per thread: the knob, halved while the grid would leave SMs idle (few tokens).
+    // At one head a thread, the rows path does the same work with smaller blocks: run H, 16
+    // tokens of LLaMA's q and k took 7.2 us here and 6.6 there.
+    const int sms = device_sms();
+    int hpt = std::max(1, want_hpt);
+    int64_t blocks = 0;
+    for (;;) {
+      p.groups = std::min((p.heads_total + hpt - 1) / hpt, std::max(1, 1024 / p.lanes));
+      p.tpb = std::max(1, 256 / (p.lanes * p.groups));
+      blocks = (tokens + p.tpb - 1) / p.tpb;
+      if (blocks >= 2 * static_cast<int64_t>(sms)) break;
+      if (hpt == 1) return false;
+      hpt /= 2;
+    }
+    if (hpt == 1) return false;
+    const int threads = p.lanes * p.groups * p.tpb;
+    if (hb >= 2) {
+      rope_heads_kernel<T, C, V, IL, 2><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(p);
+    } else {
+      rope_heads_kernel<T, C, V, IL, 1><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(p);
+    }
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return true;
+  };
+  return interleaved ? go(std::true_type{}) : go(std::false_type{});
+}
+
 // Fills p.t[i] for tensor x (already checked) and its output.
 template <typename T>
 RopeTensor<T> rope_tensor(at::Tensor& out, const at::Tensor& x, const RopeTables& tab,
@@ -170,6 +451,7 @@ void run_rope(at::Tensor* outs, const at::Tensor* xs, const RopeTables* tabs,
       p.cos = reinterpret_cast<const C*>(cos.data_ptr());
       p.sin = reinterpret_cast<const C*>(sin.data_ptr());
       p.sin_like_cos = sin_like_cos;
+      if (launch_rope_heads<T, C>(outs, xs, count, cos, sin, D, R, interleaved, stream)) return;
       launch_rope(p, count, D, R, interleaved, stream);
     };
     if (std::is_same_v<T, float> || c32) {

@@ -191,6 +191,52 @@ def test_rope_qk_gqa(kernel, device, dtype, interleaved):
     assert_close(ko, ref_rope(k7, c7, s7, interleaved))
 
 
+@pytest.mark.parametrize("tkind", TABLE_DTYPES)
+@pytest.mark.parametrize("interleaved", PAIRS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "B,S,Hq,Hk,D,R,layout",
+    [
+        (1, 4500, 7, 3, 128, 128, "qkv"),  # many tokens: several heads per thread, a remainder
+        (2, 700, 32, 8, 128, 128, "qkv"),  # LLaMA's GQA, two batches
+        (1, 5, 32, 8, 128, 128, "qkv"),  # few tokens: one head per thread
+        (1, 9000, 4, 4, 64, 32, "bhsd"),  # partial rotary, contiguous [B, H, S, D]
+        (2, 8000, 3, 1, 80, 80, "bshd"),  # [B, S, H, D] with cos [B, S, 1, D] (FLUX-like)
+        (2, 33, 3, 1, 80, 80, "bshd"),  # few tokens (CUDA: the rows path)
+        (1, 3000, 2, 2, 256, 128, "bhsd"),  # items past R copied
+    ],
+)
+def test_rope_qk_heads(kernel, device, dtype, B, S, Hq, Hk, D, R, layout, interleaved, tkind):
+    """cos / sin broadcast over one head dim: the CUDA kernel then loads each table item once
+    per token and walks the heads of q and k. Head counts that leave a remainder of the heads a
+    thread takes, token counts on both sides of its heads-per-thread choice, partial rotary,
+    each layout of the head dim, both table dtypes, and in place (out is x)."""
+    if layout == "qkv":  # transposed views of one fused projection: [B, H, S, D]
+        qkv = torch.randn(B, S, (Hq + 2 * Hk) * D, dtype=dtype, device=device)
+        q = qkv[..., : Hq * D].view(B, S, Hq, D).transpose(1, 2)
+        k = qkv[..., Hq * D : (Hq + Hk) * D].view(B, S, Hk, D).transpose(1, 2)
+        tshape = (B, 1, S, R)
+    elif layout == "bhsd":
+        q = torch.randn(B, Hq, S, D, dtype=dtype, device=device)
+        k = torch.randn(B, Hk, S, D, dtype=dtype, device=device)
+        tshape = (B, 1, S, R)
+    else:  # bshd
+        q = torch.randn(B, S, Hq, D, dtype=dtype, device=device)
+        k = torch.randn(B, S, Hk, D, dtype=dtype, device=device)
+        tshape = (B, S, 1, R)
+    cos, sin = tables(tshape, dtype, device, tkind)
+    q_ref, k_ref = ref_rope(q, cos, sin, interleaved), ref_rope(k, cos, sin, interleaved)
+    q_out, k_out = poisoned(q.shape, dtype, device), poisoned(k.shape, dtype, device)
+    kernel.rope_qk(q, k, cos, sin, interleaved=interleaved, q_out=q_out, k_out=k_out)
+    assert_close(q_out, q_ref)
+    assert_close(k_out, k_ref)
+    y = kernel.rope(k, cos, sin, interleaved=interleaved)
+    assert_close(y, k_ref)
+    kernel.rope_qk(q, k, cos, sin, interleaved=interleaved, q_out=q, k_out=k)  # in place
+    assert_close(q, q_ref)
+    assert_close(k, k_ref)
+
+
 @pytest.mark.kernels_ci
 def test_rope_empty(kernel, device):
     x = torch.randn(0, 4, 64, device=device)

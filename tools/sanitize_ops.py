@@ -90,6 +90,14 @@ def run_rope(k, x):
             # q and k of one shape (one launch for both), and k of a different layout
             k.rms_norm_rope_qk(x, torch.randn_like(x), rnd(D, dtype=x.dtype), None, cos, sin,
                                1e-5, interleaved=inter)
+    if D == 128:  # transformers' GQA layout with enough tokens for the CUDA heads path
+        S, Hq, Hk = 6000, 4, 2
+        qkv = rnd(1, S, (Hq + 2 * Hk) * D, dtype=x.dtype)
+        q = qkv[..., : Hq * D].view(1, S, Hq, D).transpose(1, 2)
+        kk = qkv[..., Hq * D : (Hq + Hk) * D].view(1, S, Hk, D).transpose(1, 2)
+        cos, sin = rnd(1, 1, S, D, dtype=x.dtype), rnd(1, 1, S, D, dtype=x.dtype)
+        for inter in (True, False):
+            k.rope_qk(q, kk, cos, sin, interleaved=inter)
     if D % 4 == 0:  # per head: two heads of D/2
         cos, sin = rnd(*lead, 1, D // 2), rnd(*lead, 1, D // 2)
         k.rms_norm_rope(x, rnd(D // 2), cos, sin, 1e-6, interleaved=False, per_head=True,
