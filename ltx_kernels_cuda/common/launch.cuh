@@ -52,11 +52,12 @@ inline int env_int(const char* name, int fallback) {
 // Aim for a few vectors in flight per thread: enough independent 16-byte loads to cover memory
 // latency, few enough registers for full occupancy. Short rows use sub-warp groups (several
 // rows per warp) so that no lane idles; long rows use up to 1024 threads.
-// `vec_per_thread` > 0 overrides the knob (small grids, below).
-inline RowConfig choose_row_config(int nvec, int vec_per_thread = 0) {
+// `vec_per_thread` / `threads` > 0 override the knobs (small grids and AdaLN, below).
+inline RowConfig choose_row_config(int nvec, int vec_per_thread = 0, int threads = 0) {
   static const int default_per_thread = env_int("LTX_VEC_PER_THREAD", 4);
-  static const int block_threads = env_int("LTX_BLOCK_THREADS", 256);
+  static const int default_block_threads = env_int("LTX_BLOCK_THREADS", 256);
   const int per_thread = vec_per_thread > 0 ? vec_per_thread : default_per_thread;
+  const int block_threads = threads > 0 ? threads : default_block_threads;
   RowConfig c{};
   const int want = (nvec + per_thread - 1) / per_thread;
   if (want <= 32) {
@@ -98,13 +99,15 @@ inline int device_sms() {
 // of Triton's one row a block of 512 threads on 128). One vector per thread spreads the rows
 // over up to 4x the threads and SMs. Run H: RMSNorm 3-11% faster at 1-128 tokens, AdaLN 11%
 // slower at 1x1024x2048 (so AdaLN keeps its configuration); larger thresholds lost more than
-// they won (PERFORMANCE.md, change 22).
+// they won (PERFORMANCE.md, change 22). `big_threads` > 0: the block size of grids that are
+// not small (AdaLN: 128, change 24).
 struct RowLaunch {
   RowConfig cfg;
   bool preload;
 };
 
-inline RowLaunch choose_row_launch(int nvec, int64_t rows, bool one_vec_small) {
+inline RowLaunch choose_row_launch(int nvec, int64_t rows, bool one_vec_small,
+                                   int big_threads = 0) {
   static const int small_vec = [] {
     const char* v = std::getenv("LTX_SMALL_GRID_VEC");
     return v ? std::atoi(v) : 1;
@@ -112,7 +115,9 @@ inline RowLaunch choose_row_launch(int nvec, int64_t rows, bool one_vec_small) {
   static const int small_per_sm = env_int("LTX_SMALL_GRID_PER_SM", 2);
   RowConfig c = choose_row_config(nvec);
   const int64_t blocks = (rows + c.rows_per_block - 1) / c.rows_per_block;
-  if (blocks > static_cast<int64_t>(device_sms()) * small_per_sm) return {c, false};
+  if (blocks > static_cast<int64_t>(device_sms()) * small_per_sm) {
+    return {big_threads > 0 ? choose_row_config(nvec, 0, big_threads) : c, false};
+  }
   if (one_vec_small && small_vec > 0) c = choose_row_config(nvec, small_vec);
   return {c, true};
 }
