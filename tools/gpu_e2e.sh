@@ -19,7 +19,8 @@
 #              (op families; all when empty)
 #   tune       our row kernels alone under each $TUNE setting (vectors per thread : block
 #              threads, e.g. "1:256 2:256 4:256"; the first goes to $TUNE_VAR, default
-#              LTX_VEC_PER_THREAD, e.g. LTX_ADALN_VEC_PER_THREAD), sweep arguments $TUNE_ARGS
+#              LTX_VEC_PER_THREAD, e.g. LTX_SMALL_GRID_VEC; PERFORMANCE.md lists the knobs), sweep
+#              arguments $TUNE_ARGS
 #   ncu        Nsight Compute (detailed set) over tools/ncu_ops.py $NCU_CASES (op:shape ...):
 #              ours and torch.compile's kernels; report and text in $OUT/ncu*
 #   sweep      benchmarks/sweep.py $SWEEP_ARGS into $OUT/sweep$SWEEP_TAG

@@ -16,17 +16,17 @@ log() { echo "== $* ($(date +%T))" | tee -a "$LOG"; }
 ADALN=adaln,adaln_per_token,gated_residual_adaln
 use_prebuilt adaln128 || exit 1
 log "tests: -k cuda test_adaln test_rms_norm"
-timeout 200 python3 -m pytest -q -p no:cacheprovider -n 14 -k cuda tests/test_adaln.py \
+timeout 150 python3 -m pytest -q -p no:cacheprovider -n 14 -k cuda tests/test_adaln.py \
   tests/test_rms_norm.py 2>&1 | grep -v "^SKIPPED" | tail -4 | tee -a "$LOG"
 sweep() {  # dtype
   log "sweep $1: $ADALN, every peer"
-  timeout 150 python3 benchmarks/sweep.py --dtypes $1 --ops $ADALN --out $W/sweep-$1 2>&1 \
+  timeout 120 python3 benchmarks/sweep.py --dtypes $1 --ops $ADALN --out $W/sweep-$1 2>&1 \
     | tail -2 | tee -a "$LOG"
   tar -C $W -czf "$OUT/h5.tar.gz" .
 }
 sweep bf16
 PREBUILT=adaln128 PARTS=llama LLAMA_TAG=-final LLAMA_ARGS="--configs compile,kernels+compile \
---rounds 5 --iterations 5 --no-reference --profile" timeout 170 bash tools/gpu_e2e.sh \
+--rounds 5 --iterations 5 --no-reference --profile" timeout 150 bash tools/gpu_e2e.sh \
   > /dev/null 2>&1
 grep -E "round|against|median|ours|rope_heads|total" "$OUT/e2e.log" | tee -a "$LOG"
 sweep fp16
