@@ -379,53 +379,44 @@ def eager_rope_qk(q, k, cos, sin):  # transformers' apply_rotary_pos_emb, unsque
     return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
 
 
-def rope_case(k, lf, shape, dt) -> Case:
-    dtype = DTYPES[dt]
-    B, H, S, D = shape
-    q, kk = rnd(shape, dtype), rnd(shape, dtype)
+def rope_qk_case_of(op, k, lf, shape, dt, q, kk, checked) -> Case:
+    """A rope_qk case for q and k of B x S tokens (transformers' tables [B, S, D] in x's dtype,
+    split halves) against eager, torch.compile and Liger; the check compares output `checked`
+    (0: q, 1: k)."""
+    B, S, D = q.shape[0], q.shape[-2], q.shape[-1]
     ang = torch.rand(B, S, D // 2, device=DEVICE) * 6.28
     emb = torch.cat((ang, ang), dim=-1)
-    cos, sin = emb.cos().to(dtype), emb.sin().to(dtype)
-    es = q.element_size()
-    nbytes = 4 * q.numel() * es + 2 * cos.numel() * es
-    c1, s1 = cos.unsqueeze(1), sin.unsqueeze(1)
-    impls = {
-        "ltx": lambda: k.rope_qk(q, kk, c1, s1, interleaved=False),
-        "eager": lambda: eager_rope_qk(q, kk, cos, sin),
-        "compile": lambda: compiled(f"rope{shape}{dt}", eager_rope_qk)(q, kk, cos, sin),
-    }
-    if lf is not None:
-        impls["liger"] = lambda: lf.liger_rope(q, kk, cos, sin)
-    return Case("rope_qk", "x".join(map(str, shape)), dt, nbytes, impls,
-                check=("ltx", lambda: eager_rope_qk(q, kk, cos, sin)[0]),
-                check_ours=lambda: k.rope_qk(q, kk, c1, s1, interleaved=False)[0])
-
-
-def rope_qk_gqa_case(k, lf, shape, dt) -> Case:
-    """transformers' own layout (LLaMA, Mistral, Qwen): q and k [B, H, S, D] as transposed views
-    of one fused QKV projection [B, S, (Hq + 2 Hk) D], fewer k heads than q heads (GQA), cos /
-    sin [B, S, D] in x's dtype; every output in q's and k's memory order (as eager's)."""
-    dtype = DTYPES[dt]
-    B, S, Hq, Hk, D = shape
-    qkv = rnd((B, S, (Hq + 2 * Hk) * D), dtype)
-    q = qkv[..., : Hq * D].view(B, S, Hq, D).transpose(1, 2)
-    kk = qkv[..., Hq * D : (Hq + Hk) * D].view(B, S, Hk, D).transpose(1, 2)
-    ang = torch.rand(B, S, D // 2, device=DEVICE) * 6.28
-    emb = torch.cat((ang, ang), dim=-1)
-    cos, sin = emb.cos().to(dtype), emb.sin().to(dtype)
+    cos, sin = emb.cos().to(q.dtype), emb.sin().to(q.dtype)
     es = q.element_size()
     nbytes = 2 * (q.numel() + kk.numel()) * es + 2 * cos.numel() * es
     c1, s1 = cos.unsqueeze(1), sin.unsqueeze(1)
     impls = {
         "ltx": lambda: k.rope_qk(q, kk, c1, s1, interleaved=False),
         "eager": lambda: eager_rope_qk(q, kk, cos, sin),
-        "compile": lambda: compiled(f"rope_gqa{shape}{dt}", eager_rope_qk)(q, kk, cos, sin),
+        "compile": lambda: compiled(f"{op}{shape}{dt}", eager_rope_qk)(q, kk, cos, sin),
     }
     if lf is not None:
         impls["liger"] = lambda: lf.liger_rope(q, kk, cos, sin)
-    return Case("rope_qk_gqa", "x".join(map(str, shape)), dt, nbytes, impls,
-                check=("ltx", lambda: eager_rope_qk(q, kk, cos, sin)[1]),
-                check_ours=lambda: k.rope_qk(q, kk, c1, s1, interleaved=False)[1])
+    return Case(op, "x".join(map(str, shape)), dt, nbytes, impls,
+                check=("ltx", lambda: eager_rope_qk(q, kk, cos, sin)[checked]),
+                check_ours=lambda: k.rope_qk(q, kk, c1, s1, interleaved=False)[checked])
+
+
+def rope_case(k, lf, shape, dt) -> Case:
+    """q and k [B, H, S, D], contiguous, as many k heads as q heads."""
+    q, kk = rnd(shape, DTYPES[dt]), rnd(shape, DTYPES[dt])
+    return rope_qk_case_of("rope_qk", k, lf, shape, dt, q, kk, checked=0)
+
+
+def rope_qk_gqa_case(k, lf, shape, dt) -> Case:
+    """transformers' own layout (LLaMA, Mistral, Qwen): q and k [B, H, S, D] as transposed views
+    of one fused QKV projection [B, S, (Hq + 2 Hk) D], fewer k heads than q heads (GQA); every
+    output in q's and k's memory order (as eager's)."""
+    B, S, Hq, Hk, D = shape
+    qkv = rnd((B, S, (Hq + 2 * Hk) * D), DTYPES[dt])
+    q = qkv[..., : Hq * D].view(B, S, Hq, D).transpose(1, 2)
+    kk = qkv[..., Hq * D : (Hq + Hk) * D].view(B, S, Hk, D).transpose(1, 2)
+    return rope_qk_case_of("rope_qk_gqa", k, lf, shape, dt, q, kk, checked=1)
 
 
 def ltx_rope(x, cos, sin):
