@@ -390,7 +390,9 @@ bool launch_rope_heads(at::Tensor* outs, const at::Tensor* xs, int count, const 
     int hpt = std::max(1, want_hpt);
     int64_t blocks = 0;
     for (;;) {
-      p.groups = std::min((p.heads_total + hpt - 1) / hpt, std::max(1, 1024 / p.lanes));
+      // At most 256 threads a block: every instance fits it at any register count (1024
+      // threads of the 80-register fp32-table instance would not).
+      p.groups = std::min((p.heads_total + hpt - 1) / hpt, std::max(1, 256 / p.lanes));
       p.tpb = std::max(1, 256 / (p.lanes * p.groups));
       blocks = (tokens + p.tpb - 1) / p.tpb;
       if (blocks >= 2 * static_cast<int64_t>(sms)) break;

@@ -237,6 +237,20 @@ def test_rope_qk_heads(kernel, device, dtype, B, S, Hq, Hk, D, R, layout, interl
     assert_close(k, k_ref)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rope_qk_heads_long_rows(kernel, device, dtype):
+    """Head dim 1024 (64-128 items a row on the CUDA vector path) with 32 heads over 300
+    tokens: the heads path with as many threads per token as a block may take; fp32 tables
+    (the instance with the most registers)."""
+    B, S, H, D = 1, 300, 16, 1024
+    q = torch.randn(B, H, S, D, dtype=dtype, device=device)
+    k = torch.randn(B, H, S, D, dtype=dtype, device=device)
+    cos, sin = tables((B, 1, S, D), dtype, device, "fp32")
+    qo, ko = kernel.rope_qk(q, k, cos, sin, interleaved=False)
+    assert_close(qo, ref_rope(q, cos, sin, False))
+    assert_close(ko, ref_rope(k, cos, sin, False))
+
+
 @pytest.mark.kernels_ci
 def test_rope_empty(kernel, device):
     x = torch.randn(0, 4, 64, device=device)
