@@ -35,8 +35,7 @@ tests() {  # name pytest-arguments...
     | tail -4 | tee -a "$LOG"
 }
 use_prebuilt A && {
-  tests A -k "cuda and (long_rows or heads)" tests/test_rope.py
-  tests A-others -k cuda tests/test_activation.py tests/test_rope.py
+  tests A -k cuda tests/test_rope.py tests/test_activation.py  # rope: incl. long_rows, heads
   sweep A "$NORM"
 }
 use_prebuilt B && { sweep B "$NORM"; tests B -k cuda tests/test_rms_norm.py tests/test_adaln.py; }
