@@ -276,19 +276,11 @@ void launch_adaln(AdaLNParams<T, M, W> p, cudaStream_t stream) {
   static const int big_threads = env_int("LTX_ADALN_BLOCK_THREADS", 128);
   const RowLaunch launch =
       choose_row_launch(p.D / vec, p.rows, /*one_vec_small=*/false, big_threads);
-  const RowConfig& cfg = launch.cfg;
-  const bool preload = launch.preload;
-  p.group = cfg.group;
+  p.group = launch.cfg.group;
   auto go = [&](auto layer_c) {
-    launch_rows<V>(vec, cfg, p.rows, p, stream, [preload](auto vec_c, auto chunks_c) {
-      constexpr int VC = decltype(vec_c)::value, CC = decltype(chunks_c)::value;
-      constexpr bool L = decltype(layer_c)::value;
-      if constexpr (CC == 0) {
-        return adaln_kernel<T, M, W, VC, CC, GATED, L, false>;
-      } else {
-        return preload ? adaln_kernel<T, M, W, VC, CC, GATED, L, true>
-                       : adaln_kernel<T, M, W, VC, CC, GATED, L, false>;
-      }
+    launch_rows<V>(vec, launch, p.rows, p, stream, [](auto vec_c, auto chunks_c, auto preload_c) {
+      return adaln_kernel<T, M, W, decltype(vec_c)::value, decltype(chunks_c)::value, GATED,
+                          decltype(layer_c)::value, decltype(preload_c)::value>;
     });
   };
   if (p.layer) {

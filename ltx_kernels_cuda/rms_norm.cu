@@ -191,19 +191,12 @@ void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
                                 p.res_rows.inner_stride % V == 0));
   const int vec = vec_ok ? V : 1;
   const RowLaunch launch = choose_row_launch(p.D / vec, p.rows, /*one_vec_small=*/true);
-  const RowConfig& cfg = launch.cfg;
-  const bool preload = launch.preload;
-  p.group = cfg.group;
-  p.rows_per_block = cfg.rows_per_block;
+  p.group = launch.cfg.group;
+  p.rows_per_block = launch.cfg.rows_per_block;
   p.inv_d = 1.f / static_cast<float>(p.D);
-  launch_rows<V>(vec, cfg, p.rows, p, stream, [preload](auto vec_c, auto chunks_c) {
-    constexpr int VC = decltype(vec_c)::value, CC = decltype(chunks_c)::value;
-    if constexpr (CC == 0) {
-      return rms_norm_kernel<T, W, O, VC, CC, ADD, false>;
-    } else {
-      return preload ? rms_norm_kernel<T, W, O, VC, CC, ADD, true>
-                     : rms_norm_kernel<T, W, O, VC, CC, ADD, false>;
-    }
+  launch_rows<V>(vec, launch, p.rows, p, stream, [](auto vec_c, auto chunks_c, auto preload_c) {
+    return rms_norm_kernel<T, W, O, decltype(vec_c)::value, decltype(chunks_c)::value, ADD,
+                           decltype(preload_c)::value>;
   });
 }
 

@@ -10,7 +10,6 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <type_traits>
 #include <vector>
 
@@ -329,10 +328,7 @@ inline RopeHeadsViews rope_heads_views(const at::Tensor& x, const at::Tensor& ou
 template <typename T, typename C>
 bool launch_rope_heads(at::Tensor* outs, const at::Tensor* xs, int count, const at::Tensor& cos,
                        const at::Tensor& sin, int D, int R, bool interleaved, cudaStream_t stream) {
-  static const int enabled = [] {
-    const char* v = std::getenv("LTX_ROPE_HEADS");
-    return v ? std::atoi(v) : 1;
-  }();
+  static const int enabled = env_int("LTX_ROPE_HEADS", 1, /*zero_turns_off=*/true);
   static const int want_hpt = env_int("LTX_ROPE_HEADS_PER_THREAD", 4);
   static const int hb = env_int("LTX_ROPE_HEADS_BATCH", 2);
   if (!enabled) return false;
@@ -386,20 +382,18 @@ bool launch_rope_heads(at::Tensor* outs, const at::Tensor* xs, int count, const 
     // Heads per thread: the knob, halved while the grid would leave SMs idle (few tokens).
     // At one head a thread, the rows path does the same work with smaller blocks: run H, 16
     // tokens of LLaMA's q and k took 7.2 us here and 6.6 there.
-    const int sms = device_sms();
-    int hpt = std::max(1, want_hpt);
+    const int64_t enough_blocks = 2 * static_cast<int64_t>(device_sms());
+    int hpt = want_hpt;
     int64_t blocks = 0;
-    for (;;) {
+    for (; hpt > 1; hpt /= 2) {
       // At most 256 threads a block: every instance fits it at any register count (1024
       // threads of the 80-register fp32-table instance would not).
       p.groups = std::min((p.heads_total + hpt - 1) / hpt, std::max(1, 256 / p.lanes));
       p.tpb = std::max(1, 256 / (p.lanes * p.groups));
       blocks = (tokens + p.tpb - 1) / p.tpb;
-      if (blocks >= 2 * static_cast<int64_t>(sms)) break;
-      if (hpt == 1) return false;
-      hpt /= 2;
+      if (blocks >= enough_blocks) break;
     }
-    if (hpt == 1) return false;
+    if (hpt <= 1) return false;
     const int threads = p.lanes * p.groups * p.tpb;
     if (hb >= 2) {
       rope_heads_kernel<T, C, V, IL, 2><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(p);

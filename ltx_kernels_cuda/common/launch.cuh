@@ -43,8 +43,11 @@ inline int round_chunks(int c) { return c <= 1 ? 1 : c <= 2 ? 2 : c <= 4 ? 4 : c
 // [4] vectors each thread keeps in registers, LTX_BLOCK_THREADS [256] threads per block when
 // several rows share a block. For experiments (tools/gpu_run.sh tune); the defaults are what the
 // measurements in PERFORMANCE.md chose.
-inline int env_int(const char* name, int fallback) {
+// A value that is not positive gives the fallback, unless `zero_turns_off`: then an unset
+// variable gives the fallback and a set one its value (0 turns a path off).
+inline int env_int(const char* name, int fallback, bool zero_turns_off = false) {
   const char* v = std::getenv(name);
+  if (zero_turns_off) return v ? std::atoi(v) : fallback;
   const int n = v ? std::atoi(v) : 0;
   return n > 0 ? n : fallback;
 }
@@ -108,10 +111,7 @@ struct RowLaunch {
 
 inline RowLaunch choose_row_launch(int nvec, int64_t rows, bool one_vec_small,
                                    int big_threads = 0) {
-  static const int small_vec = [] {
-    const char* v = std::getenv("LTX_SMALL_GRID_VEC");
-    return v ? std::atoi(v) : 1;
-  }();
+  static const int small_vec = env_int("LTX_SMALL_GRID_VEC", 1, /*zero_turns_off=*/true);
   static const int small_per_sm = env_int("LTX_SMALL_GRID_PER_SM", 2);
   RowConfig c = choose_row_config(nvec);
   const int64_t blocks = (rows + c.rows_per_block - 1) / c.rows_per_block;
@@ -158,19 +158,22 @@ bool block_fits(Kernel kernel, int threads) {
 }
 
 // Launches a row kernel (one group of cfg.group threads per row, cfg.rows_per_block rows per
-// block) over `rows` rows. kernel_for(IntC<VEC>, IntC<CHUNKS>) names the instance for the
-// chosen vector width and registers per thread; when that instance's register use does not fit
-// the block, the streaming instance (CHUNKS = 0) runs instead.
+// block) over `rows` rows, as choose_row_launch chose. kernel_for(IntC<VEC>, IntC<CHUNKS>,
+// std::bool_constant<PRELOAD>) names the instance for the chosen vector width, registers per
+// thread and operand preload (only with the row cached: CHUNKS > 0); when that instance's
+// register use does not fit the block, the streaming instance (CHUNKS = 0) runs instead.
 template <int V, typename Params, typename KernelFor>
-void launch_rows(int vec, const RowConfig& cfg, int64_t rows, const Params& p,
+void launch_rows(int vec, const RowLaunch& launch, int64_t rows, const Params& p,
                  cudaStream_t stream, KernelFor kernel_for) {
+  const RowConfig& cfg = launch.cfg;
   const int64_t blocks = (rows + cfg.rows_per_block - 1) / cfg.rows_per_block;
   const int threads = cfg.group * cfg.rows_per_block;
   dispatch_vec<V>(vec, [&](auto vec_c) {
     dispatch_chunks(cfg.chunks, [&](auto chunks_c) {
-      auto kernel = kernel_for(vec_c, chunks_c);
-      if (decltype(chunks_c)::value > 0 && !block_fits(kernel, threads)) {
-        kernel = kernel_for(vec_c, IntC<0>{});
+      auto kernel = kernel_for(vec_c, chunks_c, std::false_type{});
+      if constexpr (decltype(chunks_c)::value > 0) {
+        if (launch.preload) kernel = kernel_for(vec_c, chunks_c, std::true_type{});
+        if (!block_fits(kernel, threads)) kernel = kernel_for(vec_c, IntC<0>{}, std::false_type{});
       }
       kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(p);
     });
