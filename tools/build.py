@@ -30,6 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def shown(path: Path) -> str:
+    """`path` relative to the checkout when it lies inside it (--out may point elsewhere)."""
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
 DEFAULT_CUDA_CAPABILITIES = ["7.5", "8.0", "9.0"]
 PY_LIMITED_API = "0x03090000"  # abi3, Python 3.9+
 
@@ -365,7 +373,7 @@ def link(objs: list[Path], out: Path, backend: str, torch_info: Torch) -> None:
     else:
         libs += ["-fopenmp"]
     cmd = [cxx, "-shared", "-o", str(out), *map(str, objs), *libs]
-    log(f"[link] {out.relative_to(ROOT)}")
+    log(f"[link] {shown(out)}")
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if r.returncode != 0:
         sys.stderr.write(" ".join(cmd) + "\n" + r.stdout + r.stderr)
@@ -427,7 +435,7 @@ def build_backend(cfg: dict, backend: str, torch_info: Torch, args) -> Path:
     link([j.obj for j in jobs], so, backend, torch_info)
     variant_dir = build_dir / variant
     assemble(cfg, backend, variant_dir, so, ns, caps, sha, dirty, ptx=not args.no_ptx)
-    log(f"built {variant_dir.relative_to(ROOT)}")
+    log(f"built {shown(variant_dir)}")
     return variant_dir
 
 
