@@ -32,6 +32,13 @@ struct BcastRows {
     }
     return off;
   }
+  // True when the rows of x in each aligned run of n (rows kn .. kn + n - 1) read the same
+  // operand row: the operand broadcasts over x's innermost leading dim and n divides it (or
+  // it broadcasts over all of them).
+  LTX_HOST_DEVICE bool same_row_in_runs_of(int64_t n) const {
+    if (n <= 1 || nd == 0) return true;
+    return stride[0] == 0 && (nd == 1 || size[0] % n == 0);
+  }
   // True when every row start is a multiple of `vec` elements.
   LTX_HOST_DEVICE bool strides_multiple_of(int64_t vec) const {
     for (int d = 0; d < nd; ++d)

@@ -6,6 +6,11 @@
 // elements per thread), so x is read from memory once; rows too long for that take a
 // streaming path that reads x twice (CHUNKS == 0).
 //
+// On sm_80+, grids beyond one wave of rows of at most 384 16-byte vectors (D <= 3072 in 16
+// bits) take the staged path instead (common/stage.cuh): the row, the residual and the weight
+// copied to shared memory by cp.async, one group of up to 32 threads per row working from
+// there (where it measured faster: common/launch.cuh, StageKnobs).
+//
 // fused_add_rms_norm is the same kernel with ADD: the row is residual + x, rounded to T and
 // stored to residual as it is loaded (vLLM / FlashInfer semantics), and the output goes to x.
 #include <c10/cuda/CUDAException.h>
@@ -18,6 +23,7 @@
 #include "ltx_kernels_cuda/common/launch.cuh"
 #include "ltx_kernels_cuda/common/reduce.cuh"
 #include "ltx_kernels_cuda/common/rows.cuh"
+#include "ltx_kernels_cuda/common/stage.cuh"
 #include "ltx_kernels_cuda/common/vec.cuh"
 
 namespace ltx {
@@ -32,7 +38,9 @@ struct RmsNormParams {
   int64_t rows;
   int D;
   int group;           // threads per row (G)
+  int group_log2;      // log2(G) (staged path: G is a power of two)
   int rows_per_block;  // groups per block
+  StageSlot st_w, st_x, st_res;  // staged path: the weight (block-wide), x and residual rows
   float inv_d;         // 1 / D
   float eps;
   bool round_before_weight;  // LlamaRMSNorm: weight * x_normed.to(x.dtype)
@@ -179,6 +187,90 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
   }
 }
 
+// The staged path (common/stage.cuh): the block's threads copy the weight to shared memory,
+// each group its row (and with ADD the residual row) in the same 16-byte vectors it reads
+// back, all by cp.async before any of them is waited for; then the sum of squares from shared
+// memory (with ADD: the rounded sum, stored to residual and kept in place of x), a shuffle
+// reduction, one barrier for the weight (written by other threads), and the write.
+template <typename T, typename W, typename O, int VEC, bool ADD>
+__global__ void rms_norm_staged_kernel(const RmsNormParams<T, W, O> p) {
+  extern __shared__ __align__(16) unsigned char stage[];
+  const int G = p.group;
+  const int sub = threadIdx.x >> p.group_log2;
+  const int lane = threadIdx.x & (G - 1);
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * p.rows_per_block + sub;
+  const bool active = row < p.rows;
+  const int nvec = p.D / VEC;
+  const bool has_w = p.weight != nullptr;
+  W* sw = p.st_w.template at<W>(stage, 0);
+  T* sx = p.st_x.template at<T>(stage, sub);
+  T* sres = ADD ? p.st_res.template at<T>(stage, sub) : nullptr;
+  if (has_w) stage_row_async<W, VEC>(p.st_w, stage, 0, p.weight, threadIdx.x, blockDim.x, nvec);
+  copy_async_commit();
+  const T* x = p.x + (active ? p.x_rows.offset(row) : 0);
+  O* out = p.out + (active ? p.out_rows.offset(row) : 0);
+  T* res = ADD ? p.residual + (active ? p.res_rows.offset(row) : 0) : nullptr;
+  if (active) {
+    stage_row_async<T, VEC>(p.st_x, stage, sub, x, lane, G, nvec);
+    if constexpr (ADD) stage_row_async<T, VEC>(p.st_res, stage, sub, res, lane, G, nvec);
+  }
+  copy_async_commit();
+  // The weight first (the older group), shared by the block; then this thread's own vectors.
+  copy_async_wait<1>();
+  if (has_w) __syncthreads();
+  copy_async_wait<0>();
+  float ss = 0.f;
+  if (active) {
+#pragma unroll 4
+    for (int i = lane; i < nvec; i += G) {
+      float v[VEC];
+      load_floats<T, VEC>(sx + i * VEC, v);
+      if constexpr (ADD) {
+        float r[VEC];
+        load_floats<T, VEC>(sres + i * VEC, r);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) v[k] = round_to<T>(v[k] + r[k]);
+        store_floats<T, VEC>(res + i * VEC, v);
+        store_floats<T, VEC>(sx + i * VEC, v);  // exact: v is already rounded to T
+      }
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) ss += v[k] * v[k];
+    }
+  }
+  ss = warp_sum(ss, G, lanes_mask());
+  const float inv = rsqrtf(ss * p.inv_d + p.eps);
+  if (active) {
+#pragma unroll 4
+    for (int i = lane; i < nvec; i += G) {
+      float v[VEC];
+      load_floats<T, VEC>(sx + i * VEC, v);
+      const Vec<W, VEC> wv = has_w ? *reinterpret_cast<const Vec<W, VEC>*>(sw + i * VEC)
+                                   : Vec<W, VEC>{};
+      rms_norm_write<T, W, O, VEC, true>(p, out, i, v, inv, wv);
+    }
+  }
+}
+
+// Launches the staged kernel when the rows fit (true), else returns false.
+template <bool ADD, typename T, typename W, typename O>
+bool launch_rms_norm_staged(RmsNormParams<T, W, O>& p, cudaStream_t stream) {
+  constexpr int V = kVec16<T>;
+  const int nvec = p.D / V;
+  const StageConfig c = stage_config(nvec, [&](int rpb) {
+    StagePlan plan;
+    if (p.weight != nullptr) plan.block(p.st_w, p.D * static_cast<int>(sizeof(W)));
+    plan.per_row(p.st_x, p.D * static_cast<int>(sizeof(T)));
+    if (ADD) plan.per_row(p.st_res, p.D * static_cast<int>(sizeof(T)));
+    return plan.finish(rpb);
+  });
+  if (!c.ok) return false;
+  p.group = c.group;
+  p.group_log2 = c.group_log2;
+  p.rows_per_block = c.rows_per_block;
+  launch_staged(rms_norm_staged_kernel<T, W, O, V, ADD>, c, p.rows, p, stream);
+  return true;
+}
+
 template <bool ADD, typename T, typename W, typename O>
 void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
   // 16-byte accesses when every row start and every pointer allows them, scalar otherwise.
@@ -191,9 +283,15 @@ void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
                                 p.res_rows.inner_stride % V == 0));
   const int vec = vec_ok ? V : 1;
   const RowLaunch launch = choose_row_launch(p.D / vec, p.rows, /*one_vec_small=*/true);
+  p.inv_d = 1.f / static_cast<float>(p.D);
+  // LTX_STAGE / LTX_STAGE_MAX_VEC: when the staged path runs (common/launch.cuh, StageKnobs).
+  static const StageKnobs stage = stage_knobs("LTX_STAGE", "LTX_STAGE_MAX_VEC");
+  if (vec_ok && stage_wanted(stage, launch.preload, p.D / V) &&
+      launch_rms_norm_staged<ADD>(p, stream)) {
+    return;
+  }
   p.group = launch.cfg.group;
   p.rows_per_block = launch.cfg.rows_per_block;
-  p.inv_d = 1.f / static_cast<float>(p.D);
   launch_rows<V>(vec, launch, p.rows, p, stream, [](auto vec_c, auto chunks_c, auto preload_c) {
     return rms_norm_kernel<T, W, O, decltype(vec_c)::value, decltype(chunks_c)::value, ADD,
                            decltype(preload_c)::value>;

@@ -173,6 +173,27 @@ def test_ltx_block_views(kernel, device, dtype, per_token):
     assert_close(out, ref_adaln(x, scale_mlp, shift_mlp, "layer"))
 
 
+@pytest.mark.parametrize("mkind", ["D", "sample", "token"])
+@pytest.mark.parametrize("S", [1, 4, 6, 8, 64, 129])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_rows_per_block(kernel, device, dtype, S, mkind):
+    """Samples of every length against kernels that put several rows in a block: on CUDA the
+    staged path stages a modulation row once for a block when all its rows share it (one [D]
+    row; per sample when the block's rows divide the sample length), else once per row. Each
+    row must still get its own sample's scale, shift and gate, the last block being partial."""
+    Bq, D = 3, 512
+    x = torch.randn(Bq, S, D, dtype=dtype, device=device)
+    y = torch.randn(Bq, S, D, dtype=dtype, device=device)
+    scale, shift, gate = (make_mod(mkind, (Bq, S), D, dtype, device) for _ in range(3))
+    for norm in NORMS:
+        out = poisoned(x.shape, dtype, device)
+        kernel.adaln(x, scale, shift, norm=norm, out=out)
+        assert_close(out, ref_adaln(x, scale, shift, norm))
+        x_new, h = kernel.gated_residual_adaln(x, y, gate, scale, shift, norm=norm)
+        assert_close(x_new, ref_residual(x, y, gate))
+        assert_close(h, ref_adaln(x_new, scale, shift, norm))
+
+
 @pytest.mark.kernels_ci
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_matches_unfused_model_math(kernel, device, dtype):

@@ -222,6 +222,24 @@ def test_layer_matches_diffusers_rmsnorm(kernel, device, dtype, affine):
     assert_close(y, ref.double(), y.dtype, scale=2 if affine == "bias" else 1)
 
 
+@pytest.mark.parametrize("D", [2048, 4096, 8192])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_many_rows(kernel, device, dtype, D):
+    """Hundreds of rows, a row count no block size divides: every block of a kernel that puts
+    several rows in one (the CUDA staged path: up to 4 rows of a warp each, sharing the
+    weight staged once per block) writes its own rows, with and without the residual add."""
+    x = torch.randn(2, 333, D, dtype=dtype, device=device)
+    w = make_weight("same", D, dtype, device)
+    out = poisoned(x.shape, dtype, device)
+    kernel.rms_norm(x, w, 1e-6, out=out)
+    assert_close(out, ref_rms_norm(x, w, 1e-6))
+    res = torch.randn_like(x)
+    want_res = res + x
+    kernel.fused_add_rms_norm(x, res, w, 1e-6)
+    assert torch.equal(res, want_res), "residual must be the rounded sum"
+    assert_close(x, ref_rms_norm(want_res, w, 1e-6))
+
+
 # ---- fused_add_rms_norm (vLLM / FlashInfer) ---------------------------------------------------
 
 

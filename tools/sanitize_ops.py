@@ -38,7 +38,7 @@ def views(shape, dtype):
     yield "strided", torch.randn(*lead, D + 8, dtype=dtype, device=DEVICE)[..., :D]
 
 
-SHAPES = [(3, 7), (1, 2048), (4, 770), (2, 5, 3072), (2, 128), (1, 70000)]
+SHAPES = [(3, 7), (1, 2048), (4, 770), (2, 5, 3072), (2, 128), (1, 70000), (2, 8, 512)]
 
 
 def rnd(*shape, dtype=torch.float32):
@@ -59,8 +59,14 @@ def run_adaln(k, x):
     lead = x.shape[:-1]
     per_row = rnd(*lead, D, dtype=x.dtype)
     per_dim = rnd(D)
+    # one row per sample ([B, 1, D]): with 8 rows a sample, the CUDA staged path stages it once
+    # per block
+    per_sample = rnd(lead[0], *([1] * (len(lead) - 1)), D, dtype=x.dtype)
     for norm in ("rms", "layer"):
         k.adaln(x, per_row, per_row, norm=norm)
+        k.adaln(x, per_sample, per_sample, norm=norm)
+        k.gated_residual_adaln(x, torch.randn_like(x), per_sample, per_sample, per_sample,
+                               norm=norm)
         k.adaln(x, per_dim, per_dim, norm=norm, weight=rnd(D, dtype=x.dtype),
                 bias=rnd(D, dtype=x.dtype))
         k.gated_residual_adaln(x, torch.randn_like(x), per_row, per_row, per_row, norm=norm)

@@ -78,18 +78,22 @@ inline RowConfig choose_row_config(int nvec, int vec_per_thread = 0, int threads
   return c;
 }
 
-// Streaming multiprocessors of the current device, queried once per device (launchers call it
-// on every launch).
-inline int device_sms() {
+// An attribute of the current device, queried once per device (launchers call it on every
+// launch).
+template <cudaDeviceAttr Attr>
+inline int device_attr() {
   constexpr int kMaxDevices = 64;
   static std::atomic<int> cache[kMaxDevices] = {};
-  int dev = 0, sms = 0;
+  int dev = 0, v = 0;
   C10_CUDA_CHECK(cudaGetDevice(&dev));
-  if (dev < kMaxDevices && (sms = cache[dev].load(std::memory_order_relaxed)) > 0) return sms;
-  C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  if (dev < kMaxDevices) cache[dev].store(sms, std::memory_order_relaxed);
-  return sms;
+  if (dev < kMaxDevices && (v = cache[dev].load(std::memory_order_relaxed)) > 0) return v;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&v, Attr, dev));
+  if (dev < kMaxDevices) cache[dev].store(v, std::memory_order_relaxed);
+  return v;
 }
+
+// Streaming multiprocessors of the current device.
+inline int device_sms() { return device_attr<cudaDevAttrMultiProcessorCount>(); }
 
 // How the row kernels (RMSNorm, AdaLN) launch `rows` rows of `nvec` vectors, and whether the
 // per-row operands (weight, scale / shift) are loaded with the row (preload). Grids of at most
@@ -120,6 +124,73 @@ inline RowLaunch choose_row_launch(int nvec, int64_t rows, bool one_vec_small,
   }
   if (one_vec_small && small_vec > 0) c = choose_row_config(nvec, small_vec);
   return {c, true};
+}
+
+// The staged path of the row kernels (common/stage.cuh): `group` threads per row, a power of
+// two up to 32 so that the reductions are shuffles, `rows_per_block` rows per block, `bytes`
+// of dynamic shared memory per block. Knobs: LTX_STAGE_VEC [4] vectors per thread the group is
+// sized for, LTX_STAGE_BLOCK_THREADS [128] threads per block at most; per op (StageKnobs) when
+// it is taken at all. It needs cp.async (sm_80+) and 16-byte vectors.
+struct StageConfig {
+  int group = 0;
+  int group_log2 = 0;
+  int rows_per_block = 0;
+  int bytes = 0;
+  bool ok = false;
+};
+
+// A block's shared memory without opting in to more: what the staged path stays within.
+constexpr int kMaxStageBytes = 48 * 1024;
+
+// When an op takes the staged path: `mode` 0 never, 1 every grid, 2 grids beyond one wave
+// (one-wave grids keep choose_row_launch's preloading path), for rows of at most `max_vec`
+// 16-byte vectors. Run J (H200, bf16, RMSNorm): one warp per row is 2-5% faster than the
+// register path at D = 2048 beyond one wave and level at 3072, but 2-17% slower at 4096 and
+// 18-39% slower at 8192 (one warp walks 16-32 vectors a lane, and shared memory holds few
+// such rows), and 28-55% slower in one-wave grids; hence [2] and [384] (D = 3072 in 16 bits).
+struct StageKnobs {
+  int mode;
+  int max_vec;
+};
+
+inline StageKnobs stage_knobs(const char* mode_var, const char* max_vec_var, int mode = 2) {
+  return {env_int(mode_var, mode, /*zero_turns_off=*/true), env_int(max_vec_var, 384)};
+}
+
+inline bool stage_wanted(const StageKnobs& k, bool one_wave, int nvec) {
+  if (k.mode <= 0 || (k.mode == 2 && one_wave) || nvec > k.max_vec) return false;
+  return device_attr<cudaDevAttrComputeCapabilityMajor>() >= 8;
+}
+
+// `bytes_for(rows_per_block)` lays a block of that many rows out (StagePlan: it may choose
+// block-wide slots that depend on it) and returns its size; it is called for halving row
+// counts until one fits, and the last call's layout is the one launched.
+template <typename BytesFor>
+StageConfig stage_config(int nvec, BytesFor bytes_for) {
+  static const int per_thread = env_int("LTX_STAGE_VEC", 4);
+  static const int block_threads = env_int("LTX_STAGE_BLOCK_THREADS", 128);
+  StageConfig c;
+  const int want = (nvec + per_thread - 1) / per_thread;
+  c.group = want >= 32 ? 32 : next_pow2(want < 1 ? 1 : want);
+  while ((1 << c.group_log2) < c.group) ++c.group_log2;
+  c.rows_per_block = block_threads > c.group ? block_threads / c.group : 1;
+  for (; c.rows_per_block >= 1; c.rows_per_block /= 2) {
+    c.bytes = bytes_for(c.rows_per_block);
+    if (c.bytes <= kMaxStageBytes) {
+      c.ok = true;
+      break;
+    }
+  }
+  return c;
+}
+
+// Launches a staged row kernel over `rows` rows as stage_config chose.
+template <typename Kernel, typename Params>
+void launch_staged(Kernel kernel, const StageConfig& c, int64_t rows, const Params& p,
+                   cudaStream_t stream) {
+  const int64_t blocks = (rows + c.rows_per_block - 1) / c.rows_per_block;
+  kernel<<<static_cast<unsigned>(blocks), c.group * c.rows_per_block, c.bytes, stream>>>(p);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 template <int N>

@@ -6,12 +6,18 @@
 
 namespace ltx {
 
-__device__ __forceinline__ float warp_sum(float v, int width) {
+// `mask`: the warp's lanes that exist (all but in a block of fewer than 32 threads).
+__device__ __forceinline__ float warp_sum(float v, int width, unsigned mask = 0xffffffffu) {
   // xor-shuffles stay inside aligned groups of `width` lanes.
   for (int offset = width / 2; offset > 0; offset /= 2) {
-    v += __shfl_xor_sync(0xffffffffu, v, offset);
+    v += __shfl_xor_sync(mask, v, offset);
   }
   return v;
+}
+
+// The lanes of the calling warp that exist: all 32, but in a block of fewer threads.
+__device__ __forceinline__ unsigned lanes_mask() {
+  return blockDim.x >= 32 ? 0xffffffffu : (1u << blockDim.x) - 1u;
 }
 
 // Sum of `v` over the G threads of the calling thread's group; every thread of the group gets
