@@ -124,6 +124,41 @@ def check_build_toml() -> None:
         fail(f"build.toml rejected by kernel-builder's parser: {e}")
 
 
+def check_sources_listed() -> None:
+    """Every repository file that a listed source includes is listed in the same kernel's (or
+    the binding's) `src`: kernel-builder builds from those files alone, so a header missing
+    there compiles here and fails the Nix build."""
+    import re
+    import tomllib
+
+    with open(ROOT / "build.toml", "rb") as f:
+        toml = tomllib.load(f)
+    lists = {"torch": toml["torch"]["src"]}
+    lists.update({name: k["src"] for name, k in toml.get("kernel", {}).items()})
+    include = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+    bad = 0
+    for name, srcs in lists.items():
+        listed = set(srcs) | set(lists["torch"])
+        for src in srcs:
+            path = ROOT / src
+            if not path.exists():
+                fail(f"build.toml [{name}]: listed source {src} does not exist")
+                bad += 1
+                continue
+            for inc in include.findall(path.read_text()):
+                # includes are relative to the repository root (include = ["."]) or the file
+                cands = [ROOT / inc, path.parent / inc]
+                hit = next((c for c in cands if c.exists()), None)
+                if hit is None:
+                    continue  # generated (registration.h) or outside the repository
+                rel = hit.resolve().relative_to(ROOT).as_posix()
+                if rel not in listed:
+                    fail(f"build.toml [{name}]: {src} includes {rel}, which is not in its src")
+                    bad += 1
+    if not bad:
+        ok("build.toml: every header a listed source includes is listed too")
+
+
 def check_flake() -> None:
     nix = shutil.which("nix-instantiate")
     if nix is None:
@@ -207,6 +242,7 @@ def main(argv=None) -> int:
     check_no_setup_py()
     check_python_imports()
     check_build_toml()
+    check_sources_listed()
     check_flake()
     check_abi()
     if not args.no_nvcc:
