@@ -70,17 +70,18 @@ __device__ __forceinline__ void rms_norm_write(const RmsNormParams<T, W, O>& p, 
   store_floats<O, VEC>(out + idx * VEC, y);
 }
 
-// Loads vector `idx` of the row: x, or with ADD the rounded sum x + residual, which is stored
-// back to residual.
+// Loads vector `idx` of the row: x, or with ADD the rounded sum x + residual (read from
+// res_in), which is stored to res_out (the residual; res_in is it too, or its staged copy).
 template <typename T, int VEC, bool ADD>
-__device__ __forceinline__ void rms_norm_load(const T* x, T* res, int idx, float (&v)[VEC]) {
+__device__ __forceinline__ void rms_norm_load(const T* x, const T* res_in, T* res_out, int idx,
+                                              float (&v)[VEC]) {
   load_floats<T, VEC>(x + idx * VEC, v);
   if constexpr (ADD) {
     float r[VEC];
-    load_floats<T, VEC>(res + idx * VEC, r);
+    load_floats<T, VEC>(res_in + idx * VEC, r);
 #pragma unroll
     for (int i = 0; i < VEC; ++i) v[i] = round_to<T>(v[i] + r[i]);
-    store_floats<T, VEC>(res + idx * VEC, v);
+    store_floats<T, VEC>(res_out + idx * VEC, v);
   }
 }
 
@@ -172,7 +173,7 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
     float ss = 0.f;
     for (int idx = lane; active && idx < nvec; idx += G) {
       float v[VEC];
-      rms_norm_load<T, VEC, ADD>(x, res, idx, v);
+      rms_norm_load<T, VEC, ADD>(x, res, res, idx, v);
 #pragma unroll
       for (int i = 0; i < VEC; ++i) ss += v[i] * v[i];
     }
@@ -224,15 +225,8 @@ __global__ void rms_norm_staged_kernel(const RmsNormParams<T, W, O> p) {
 #pragma unroll 4
     for (int i = lane; i < nvec; i += G) {
       float v[VEC];
-      load_floats<T, VEC>(sx + i * VEC, v);
-      if constexpr (ADD) {
-        float r[VEC];
-        load_floats<T, VEC>(sres + i * VEC, r);
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) v[k] = round_to<T>(v[k] + r[k]);
-        store_floats<T, VEC>(res + i * VEC, v);
-        store_floats<T, VEC>(sx + i * VEC, v);  // exact: v is already rounded to T
-      }
+      rms_norm_load<T, VEC, ADD>(sx, sres, res, i, v);
+      if constexpr (ADD) store_floats<T, VEC>(sx + i * VEC, v);  // exact: v is rounded to T
 #pragma unroll
       for (int k = 0; k < VEC; ++k) ss += v[k] * v[k];
     }
