@@ -416,15 +416,13 @@ bool launch_adaln_staged(AdaLNParams<T, M, W>& p, cudaStream_t stream) {
       if (p.gate != nullptr) mod(p.st_gate, p.gate_b);
       plan.per_row(p.st_y, xb);
     }
+    p.stage_shared = plan.has_block_slots();
     return plan.finish(rpb);
   });
   if (!c.ok) return false;
   p.group = c.group;
   p.group_log2 = c.group_log2;
   p.rows_per_block = c.rows_per_block;
-  p.stage_shared = p.st_w.staged() || p.st_b.staged() || p.st_scale.row_stride == 0 ||
-                   p.st_shift.row_stride == 0 ||
-                   (GATED && p.gate != nullptr && p.st_gate.row_stride == 0);
   launch_staged(adaln_staged_kernel<T, M, W, V, GATED, LAYER>, c, p.rows, p, stream);
   return true;
 }

@@ -106,6 +106,9 @@ class StagePlan {
     }
     return off + row_bytes * rows_per_block;
   }
+  // True when some slot is block-wide (read by other threads than the ones that copy it: the
+  // kernel needs a barrier before reading it).
+  bool has_block_slots() const { return !block_.empty(); }
 
  private:
   struct Entry {
