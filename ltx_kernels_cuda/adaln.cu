@@ -11,11 +11,12 @@
 // lose the variance to cancellation the way E[x^2] - E[x]^2 does when |mean| >> std.
 //
 // On sm_80+, adaln grids beyond one wave of rows of at most 384 16-byte vectors take the
-// staged path instead (common/stage.cuh): x (and y), the modulation rows and the affine
-// copied to shared memory by cp.async, one group of up to 32 threads per row working from
-// there; a modulation row shared by every row of a block (per sample, or one [D] row) is
-// staged once per block. gated_residual_adaln has the staged kernel too, off by default
-// (slower there: launch_adaln).
+// staged path instead (common/stage.cuh): x, the modulation rows and the affine copied to
+// shared memory by cp.async, one group of up to 32 threads per row working from there; a
+// modulation row shared by every row of a block (per sample, or one [D] row) is staged once
+// per block. gated_residual_adaln has the staged kernel too (launch_adaln says when it runs):
+// x and y staged (or y read from global memory: AdaLNParams::stage_y), x + y * gate replacing
+// x in shared memory.
 //
 // scale, shift and gate broadcast against x's rows by strides (BcastRows): [D], [B,1,D] and
 // [B,S,D] for x [B,S,D] all read their row at an offset, nothing is materialized.
@@ -58,6 +59,9 @@ struct AdaLNParams {
   int rows_per_block;  // staged path: groups per block
   StageSlot st_x, st_y, st_scale, st_shift, st_gate, st_w, st_b;  // staged path
   bool stage_shared;  // staged path: some slot is block-wide (a barrier before reading it)
+  // Staged path with GATED: y copied in by cp.async as x is, or (false) read from global memory
+  // into the sum, which takes x's place in shared memory either way.
+  bool stage_y;
   float eps;
   bool layer;  // LayerNorm (subtract the mean) rather than RMSNorm: the kernel's LAYER
 };
@@ -270,6 +274,7 @@ __global__ void adaln_kernel(const AdaLNParams<T, M, W> p) {
 template <typename T, typename M, typename W, int VEC, bool GATED, bool LAYER>
 __global__ void adaln_staged_kernel(const AdaLNParams<T, M, W> p) {
   extern __shared__ __align__(16) unsigned char stage[];
+  __shared__ float red[kStageReduceFloats];  // group_sum's, for groups of several warps
   const int G = p.group;
   const int sub = threadIdx.x >> p.group_log2;
   const int lane = threadIdx.x & (G - 1);
@@ -306,7 +311,9 @@ __global__ void adaln_staged_kernel(const AdaLNParams<T, M, W> p) {
   if (active) {
     stage_row_async<T, VEC>(p.st_x, stage, sub, p.x + p.x_rows.offset(row), lane, G, nvec);
     if constexpr (GATED) {
-      stage_row_async<T, VEC>(p.st_y, stage, sub, p.y + p.y_rows.offset(row), lane, G, nvec);
+      if (p.stage_y) {
+        stage_row_async<T, VEC>(p.st_y, stage, sub, p.y + p.y_rows.offset(row), lane, G, nvec);
+      }
       if (has_gate && p.st_gate.row_stride != 0) {
         stage_row_async<M, VEC>(p.st_gate, stage, sub, mod_src(p.gate, p.gate_b, p.st_gate),
                                 lane, G, nvec);
@@ -330,37 +337,63 @@ __global__ void adaln_staged_kernel(const AdaLNParams<T, M, W> p) {
 
   T* sx = p.st_x.template at<T>(stage, sub);
   float sum = 0.f, ss = 0.f;
-  if (active) {
-#pragma unroll 4
-    for (int i = lane; i < nvec; i += G) {
-      float v[VEC];
-      if constexpr (GATED) {
-        const T* sy = p.st_y.template at<T>(stage, sub);
-        const Vec<M, VEC> gv = has_gate ? *reinterpret_cast<const Vec<M, VEC>*>(
-                                              p.st_gate.template at<M>(stage, sub) + i * VEC)
-                                        : Vec<M, VEC>{};
-        gated_sum<T, M, VEC>(*reinterpret_cast<const Vec<T, VEC>*>(sx + i * VEC),
-                             *reinterpret_cast<const Vec<T, VEC>*>(sy + i * VEC), gv, has_gate,
-                             v);
-        store_floats<T, VEC>(res + i * VEC, v);
-        store_floats<T, VEC>(sx + i * VEC, v);  // exact: v is already rounded to T
-      } else {
-        load_floats<T, VEC>(sx + i * VEC, v);
-      }
+  auto accumulate = [&](const float (&v)[VEC]) {
 #pragma unroll
-      for (int k = 0; k < VEC; ++k) {
-        if (LAYER) {
-          sum += v[k];
-        } else {
-          ss += v[k] * v[k];
+    for (int k = 0; k < VEC; ++k) {
+      if (LAYER) {
+        sum += v[k];
+      } else {
+        ss += v[k] * v[k];
+      }
+    }
+  };
+  if (active) {
+    if constexpr (GATED) {
+      // x + y * gate in batches of kBatch vectors a thread: the batch's reads of x and y
+      // (y from global memory when not staged) are all issued before its stores, which the
+      // compiler could not move them past (the stores to residual_out may alias y as far as
+      // it knows). 2 a batch: 69 registers (4: 101). Run J's loop (each vector's reads behind
+      // the previous one's stores) was 3-20% slower than the register path; this one is ahead
+      // of it from 88 MB (launch_adaln).
+      constexpr int kBatch = 2;
+      const T* y = p.stage_y ? p.st_y.template at<T>(stage, sub) : p.y + p.y_rows.offset(row);
+      const M* sg = has_gate ? p.st_gate.template at<M>(stage, sub) : nullptr;
+      for (int i0 = lane; i0 < nvec; i0 += kBatch * G) {
+        Vec<T, VEC> xv[kBatch], yv[kBatch];
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+          const int i = i0 + b * G;
+          if (i < nvec) {
+            xv[b] = load_vec<T, VEC>(sx + i * VEC);
+            yv[b] = load_vec<T, VEC>(y + i * VEC);
+          }
         }
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+          const int i = i0 + b * G;
+          if (i < nvec) {
+            const Vec<M, VEC> gv = has_gate ? load_vec<M, VEC>(sg + i * VEC) : Vec<M, VEC>{};
+            float v[VEC];
+            gated_sum<T, M, VEC>(xv[b], yv[b], gv, has_gate, v);
+            store_floats<T, VEC>(res + i * VEC, v);
+            store_floats<T, VEC>(sx + i * VEC, v);  // exact: v is already rounded to T
+            accumulate(v);
+          }
+        }
+      }
+    } else {
+#pragma unroll 4
+      for (int i = lane; i < nvec; i += G) {
+        float v[VEC];
+        load_floats<T, VEC>(sx + i * VEC, v);
+        accumulate(v);
       }
     }
   }
   const unsigned mask = lanes_mask();
   float mean = 0.f;
   if (LAYER) {
-    mean = warp_sum(sum, G, mask) / d;
+    mean = group_sum(sum, G, red, mask) / d;
     if (active) {
 #pragma unroll 4
       for (int i = lane; i < nvec; i += G) {
@@ -374,7 +407,7 @@ __global__ void adaln_staged_kernel(const AdaLNParams<T, M, W> p) {
       }
     }
   }
-  ss = warp_sum(ss, G, mask);
+  ss = group_sum(ss, G, red, mask);
   const float inv = rsqrtf(ss / d + p.eps);
   if (active) {
     const M* sc = p.st_scale.template at<M>(stage, sub);
@@ -392,11 +425,11 @@ __global__ void adaln_staged_kernel(const AdaLNParams<T, M, W> p) {
 
 // Launches the staged kernel when the rows fit (true), else returns false.
 template <bool GATED, bool LAYER, typename T, typename M, typename W>
-bool launch_adaln_staged(AdaLNParams<T, M, W>& p, cudaStream_t stream) {
+bool launch_adaln_staged(AdaLNParams<T, M, W>& p, const StageKnobs& k, cudaStream_t stream) {
   constexpr int V = kVec16<T>;
   const int xb = p.D * static_cast<int>(sizeof(T)), mb = p.D * static_cast<int>(sizeof(M)),
             wb = p.D * static_cast<int>(sizeof(W));
-  const StageConfig c = stage_config(p.D / V, [&](int rpb) {
+  const StageConfig c = stage_config(p.D / V, k, [&](int rpb) {
     StagePlan plan;
     p.st_w = p.st_b = p.st_gate = p.st_y = StageSlot{};
     if (p.weight != nullptr) plan.block(p.st_w, wb);
@@ -414,7 +447,7 @@ bool launch_adaln_staged(AdaLNParams<T, M, W>& p, cudaStream_t stream) {
     plan.per_row(p.st_x, xb);
     if (GATED) {
       if (p.gate != nullptr) mod(p.st_gate, p.gate_b);
-      plan.per_row(p.st_y, xb);
+      if (p.stage_y) plan.per_row(p.st_y, xb);
     }
     p.stage_shared = plan.has_block_slots();
     return plan.finish(rpb);
@@ -456,18 +489,25 @@ void launch_adaln(AdaLNParams<T, M, W> p, cudaStream_t stream) {
   static const int big_threads = env_int("LTX_ADALN_BLOCK_THREADS", 128);
   const RowLaunch launch =
       choose_row_launch(p.D / vec, p.rows, /*one_vec_small=*/false, big_threads);
-  // When the staged path runs (StageKnobs): LTX_ADALN_STAGE / LTX_ADALN_STAGE_MAX_VEC [2, 384]
-  // for adaln; LTX_GATED_STAGE / LTX_GATED_STAGE_MAX_VEC [0, 384] for gated_residual_adaln.
-  // Run J (H200, bf16, against the register path): adaln staged 12-18% faster from 33 MB (LTX
-  // 2x2688x2048: 22.7 -> 18.9 us), level in one-wave grids and per token; the gated kernel
-  // staged 3-20% slower (its x + y rows double the shared memory a row takes), so it is off.
-  static const StageKnobs stage =
-      GATED ? stage_knobs("LTX_GATED_STAGE", "LTX_GATED_STAGE_MAX_VEC", /*mode=*/0)
-            : stage_knobs("LTX_ADALN_STAGE", "LTX_ADALN_STAGE_MAX_VEC");
-  const bool staged = vec_ok && stage_wanted(stage, launch.preload, p.D / V);
+  // When the staged path runs and how (StageKnobs): LTX_ADALN_STAGE [2: beyond one wave],
+  // _MAX_VEC [384], _MAX_GROUP [32] for adaln; LTX_GATED_STAGE [2], _MAX_VEC [384],
+  // _MAX_GROUP [64], _MIN_ROWS_PER_SM [24] for gated_residual_adaln, and LTX_GATED_STAGE_Y
+  // [1]: y staged as x is (0: read from global memory into the sum; half the shared memory a
+  // row). Run J (H200, bf16, against the register path): adaln staged 12-18% faster from
+  // 33 MB (LTX 2x2688x2048: 22.7 -> 18.9 us), level in one-wave grids and per token. Run K:
+  // the gated kernel staged with its sum in batches, 2 warps a row, 9-14% faster from 88 MB
+  // at D <= 3072 (2x2688x2048 34.6 -> 31.3 us, 4x4096x3072 123.8 -> 106.0), 2% at 4096 rows,
+  // but 5-9% slower at 2048 rows (2x1024x2048, 16 a SM: hence the minimum); one warp a row
+  // was 1-7% behind 2 warps, y read instead of staged 0-9% behind; adaln in 2 warps a row
+  // was mixed (-2% to +4%).
+  static const StageKnobs stage = GATED ? stage_knobs("LTX_GATED_STAGE", 2, 384, 64, 24)
+                                        : stage_knobs("LTX_ADALN_STAGE", 2, 384, 32);
+  static const bool stage_y = env_int("LTX_GATED_STAGE_Y", 1, /*zero_turns_off=*/true) != 0;
+  const bool staged = vec_ok && stage_wanted(stage, launch.preload, p.D / V, p.rows);
+  p.stage_y = stage_y;
   auto go = [&](auto layer_c) {
     if (staged &&
-        launch_adaln_staged<GATED, decltype(layer_c)::value>(p, stream)) {
+        launch_adaln_staged<GATED, decltype(layer_c)::value>(p, stage, stream)) {
       return;
     }
     p.group = launch.cfg.group;

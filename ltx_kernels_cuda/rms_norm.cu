@@ -7,9 +7,9 @@
 // streaming path that reads x twice (CHUNKS == 0).
 //
 // On sm_80+, grids beyond one wave of rows of at most 384 16-byte vectors (D <= 3072 in 16
-// bits) take the staged path instead (common/stage.cuh): the row, the residual and the weight
-// copied to shared memory by cp.async, one group of up to 32 threads per row working from
-// there (where it measured faster: common/launch.cuh, StageKnobs).
+// bits; 4096 for fused_add_rms_norm) take the staged path instead (common/stage.cuh): the row,
+// the residual and the weight copied to shared memory by cp.async, one group of up to 128
+// threads per row working from there (where it measured faster: launch_rms_norm).
 //
 // fused_add_rms_norm is the same kernel with ADD: the row is residual + x, rounded to T and
 // stored to residual as it is loaded (vLLM / FlashInfer semantics), and the output goes to x.
@@ -196,6 +196,7 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
 template <typename T, typename W, typename O, int VEC, bool ADD>
 __global__ void rms_norm_staged_kernel(const RmsNormParams<T, W, O> p) {
   extern __shared__ __align__(16) unsigned char stage[];
+  __shared__ float red[kStageReduceFloats];  // group_sum's, for groups of several warps
   const int G = p.group;
   const int sub = threadIdx.x >> p.group_log2;
   const int lane = threadIdx.x & (G - 1);
@@ -231,7 +232,7 @@ __global__ void rms_norm_staged_kernel(const RmsNormParams<T, W, O> p) {
       for (int k = 0; k < VEC; ++k) ss += v[k] * v[k];
     }
   }
-  ss = warp_sum(ss, G, lanes_mask());
+  ss = group_sum(ss, G, red, lanes_mask());
   const float inv = rsqrtf(ss * p.inv_d + p.eps);
   if (active) {
 #pragma unroll 4
@@ -247,10 +248,11 @@ __global__ void rms_norm_staged_kernel(const RmsNormParams<T, W, O> p) {
 
 // Launches the staged kernel when the rows fit (true), else returns false.
 template <bool ADD, typename T, typename W, typename O>
-bool launch_rms_norm_staged(RmsNormParams<T, W, O>& p, cudaStream_t stream) {
+bool launch_rms_norm_staged(RmsNormParams<T, W, O>& p, const StageKnobs& k,
+                            cudaStream_t stream) {
   constexpr int V = kVec16<T>;
   const int nvec = p.D / V;
-  const StageConfig c = stage_config(nvec, [&](int rpb) {
+  const StageConfig c = stage_config(nvec, k, [&](int rpb) {
     StagePlan plan;
     if (p.weight != nullptr) plan.block(p.st_w, p.D * static_cast<int>(sizeof(W)));
     plan.per_row(p.st_x, p.D * static_cast<int>(sizeof(T)));
@@ -278,10 +280,17 @@ void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
   const int vec = vec_ok ? V : 1;
   const RowLaunch launch = choose_row_launch(p.D / vec, p.rows, /*one_vec_small=*/true);
   p.inv_d = 1.f / static_cast<float>(p.D);
-  // LTX_STAGE / LTX_STAGE_MAX_VEC: when the staged path runs (common/launch.cuh, StageKnobs).
-  static const StageKnobs stage = stage_knobs("LTX_STAGE", "LTX_STAGE_MAX_VEC");
-  if (vec_ok && stage_wanted(stage, launch.preload, p.D / V) &&
-      launch_rms_norm_staged<ADD>(p, stream)) {
+  // When the staged path runs and how (common/launch.cuh, StageKnobs): LTX_STAGE [2: beyond
+  // one wave], LTX_STAGE_MAX_VEC [384; fused_add_rms_norm 512], LTX_STAGE_MAX_GROUP [128].
+  // Run K (H200, bf16, one build): groups of up to 128 threads (2 warps a row at D = 2048, 4
+  // at 4096) against one warp a row: RMSNorm 1-3% faster at D = 2048 from 4096 rows
+  // (1x4096x2048 15.4 -> 15.0 us; 2x2688x2048 1% slower), fused_add_rms_norm 3-5% faster
+  // (1x1024x4096 15.9 -> 15.0, 1x4096x4096 42.8 -> 40.5). Against run J's defaults (the
+  // register path at D = 4096): fused_add_rms_norm 1x1024x4096 17.0 -> 15.0, level from 4096
+  // tokens; RMSNorm at D = 4096 staged was -3% to +3%, so its cap stays at D = 3072 (16-bit).
+  static const StageKnobs stage = stage_knobs("LTX_STAGE", 2, ADD ? 512 : 384, 128);
+  if (vec_ok && stage_wanted(stage, launch.preload, p.D / V, p.rows) &&
+      launch_rms_norm_staged<ADD>(p, stage, stream)) {
     return;
   }
   p.group = launch.cfg.group;

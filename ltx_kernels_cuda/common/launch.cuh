@@ -6,8 +6,10 @@
 #include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #include "common/op_checks.h"
@@ -127,10 +129,12 @@ inline RowLaunch choose_row_launch(int nvec, int64_t rows, bool one_vec_small,
 }
 
 // The staged path of the row kernels (common/stage.cuh): `group` threads per row, a power of
-// two up to 32 so that the reductions are shuffles, `rows_per_block` rows per block, `bytes`
-// of dynamic shared memory per block. Knobs: LTX_STAGE_VEC [4] vectors per thread the group is
-// sized for, LTX_STAGE_BLOCK_THREADS [128] threads per block at most; per op (StageKnobs) when
-// it is taken at all. It needs cp.async (sm_80+) and 16-byte vectors.
+// two (up to 32 the reductions are shuffles; several warps a row combine their sums through
+// shared memory, with block barriers), `rows_per_block` rows per block, `bytes` of dynamic
+// shared memory per block. Knobs: LTX_STAGE_VEC [4] vectors per thread the group is sized
+// for, LTX_STAGE_BLOCK_THREADS [128] threads per block at most (one row a block when a row's
+// group is larger); per op (StageKnobs) whether it is taken at all and the largest group. It
+// needs cp.async (sm_80+) and 16-byte vectors.
 struct StageConfig {
   int group = 0;
   int group_log2 = 0;
@@ -139,26 +143,42 @@ struct StageConfig {
   bool ok = false;
 };
 
-// A block's shared memory without opting in to more: what the staged path stays within.
-constexpr int kMaxStageBytes = 48 * 1024;
+// The staged kernels' static shared memory: group_sum's one float per warp.
+constexpr int kStageReduceFloats = 32;
+// A block's shared memory without opting in to more (48 KB, static and dynamic together):
+// what the staged path's dynamic shared memory stays within.
+constexpr int kMaxStageBytes = 48 * 1024 - kStageReduceFloats * static_cast<int>(sizeof(float));
 
-// When an op takes the staged path: `mode` 0 never, 1 every grid, 2 grids beyond one wave
-// (one-wave grids keep choose_row_launch's preloading path), for rows of at most `max_vec`
-// 16-byte vectors. Run J (H200, bf16, RMSNorm): one warp per row is 2-5% faster than the
-// register path at D = 2048 beyond one wave and level at 3072, but 2-17% slower at 4096 and
-// 18-39% slower at 8192 (one warp walks 16-32 vectors a lane, and shared memory holds few
-// such rows), and 28-55% slower in one-wave grids; hence [2] and [384] (D = 3072 in 16 bits).
+// When an op takes the staged path and how: `mode` 0 never, 1 every grid, 2 grids beyond one
+// wave (one-wave grids keep choose_row_launch's preloading path) of at least
+// `min_rows_per_sm` rows per SM, for rows of at most `max_vec` 16-byte vectors, in groups of
+// at most `max_group` threads a row. Read from the environment as VAR, VAR_MAX_VEC,
+// VAR_MAX_GROUP and VAR_MIN_ROWS_PER_SM (VAR: LTX_STAGE for RMSNorm, LTX_ADALN_STAGE,
+// LTX_GATED_STAGE), defaults from the launcher: what PERFORMANCE.md's runs J and K chose. Run
+// J (H200, bf16, RMSNorm, one warp a row): 2-5% faster than the register path at D = 2048
+// beyond one wave and level at 3072, but 2-17% slower at 4096 and 18-39% slower at 8192, and
+// 28-55% slower in one-wave grids.
 struct StageKnobs {
   int mode;
   int max_vec;
+  int max_group;
+  int min_rows_per_sm;
 };
 
-inline StageKnobs stage_knobs(const char* mode_var, const char* max_vec_var, int mode = 2) {
-  return {env_int(mode_var, mode, /*zero_turns_off=*/true), env_int(max_vec_var, 384)};
+inline StageKnobs stage_knobs(const std::string& var, int mode, int max_vec, int max_group,
+                              int min_rows_per_sm = 0) {
+  const int g = env_int((var + "_MAX_GROUP").c_str(), max_group);
+  return {env_int(var.c_str(), mode, /*zero_turns_off=*/true),
+          env_int((var + "_MAX_VEC").c_str(), max_vec), next_pow2(std::min(1024, std::max(1, g))),
+          env_int((var + "_MIN_ROWS_PER_SM").c_str(), min_rows_per_sm, /*zero_turns_off=*/true)};
 }
 
-inline bool stage_wanted(const StageKnobs& k, bool one_wave, int nvec) {
-  if (k.mode <= 0 || (k.mode == 2 && one_wave) || nvec > k.max_vec) return false;
+inline bool stage_wanted(const StageKnobs& k, bool one_wave, int nvec, int64_t rows) {
+  if (k.mode <= 0 || nvec > k.max_vec) return false;
+  if (k.mode == 2 &&
+      (one_wave || rows < static_cast<int64_t>(k.min_rows_per_sm) * device_sms())) {
+    return false;
+  }
   return device_attr<cudaDevAttrComputeCapabilityMajor>() >= 8;
 }
 
@@ -166,12 +186,12 @@ inline bool stage_wanted(const StageKnobs& k, bool one_wave, int nvec) {
 // block-wide slots that depend on it) and returns its size; it is called for halving row
 // counts until one fits, and the last call's layout is the one launched.
 template <typename BytesFor>
-StageConfig stage_config(int nvec, BytesFor bytes_for) {
+StageConfig stage_config(int nvec, const StageKnobs& k, BytesFor bytes_for) {
   static const int per_thread = env_int("LTX_STAGE_VEC", 4);
   static const int block_threads = env_int("LTX_STAGE_BLOCK_THREADS", 128);
   StageConfig c;
   const int want = (nvec + per_thread - 1) / per_thread;
-  c.group = want >= 32 ? 32 : next_pow2(want < 1 ? 1 : want);
+  c.group = std::min(k.max_group, next_pow2(want < 1 ? 1 : want));
   while ((1 << c.group_log2) < c.group) ++c.group_log2;
   c.rows_per_block = block_threads > c.group ? block_threads / c.group : 1;
   for (; c.rows_per_block >= 1; c.rows_per_block /= 2) {

@@ -22,9 +22,11 @@ __device__ __forceinline__ unsigned lanes_mask() {
 
 // Sum of `v` over the G threads of the calling thread's group; every thread of the group gets
 // the total. `smem` holds one float per warp of the block. The whole block must call it
-// (it synchronizes when G > 32).
-__device__ __forceinline__ float group_sum(float v, int G, float* smem) {
-  if (G <= 32) return warp_sum(v, G);
+// (it synchronizes when G > 32). `mask`: as for warp_sum (only G <= 32 can be a block of fewer
+// than 32 threads).
+__device__ __forceinline__ float group_sum(float v, int G, float* smem,
+                                           unsigned mask = 0xffffffffu) {
+  if (G <= 32) return warp_sum(v, G, mask);
   v = warp_sum(v, 32);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warps_per_group = G / 32;

@@ -8,8 +8,9 @@
 // (sm_80+; no registers hold the data in flight), all issued at the start, and works from
 // shared memory: the row is kept in its own 16-bit dtype (half the bytes of floats), so shared
 // memory, not registers, bounds the rows in flight (up to ~200 KB per SM), and the write phase
-// waits on no global load. One warp (or a power-of-two part of one) per row: the reductions
-// are shuffles, no block barrier but one after the broadcast operands' copies.
+// waits on no global load. One warp (or a power-of-two part of one) per row by default: the
+// reductions are shuffles, no block barrier but one after the broadcast operands' copies
+// (several warps a row combine their sums through shared memory: stage_config).
 #pragma once
 
 #include <cstdint>
