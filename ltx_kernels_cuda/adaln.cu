@@ -140,6 +140,20 @@ __device__ __forceinline__ void adaln_write(const W* weight, const W* bias, T* o
   store_floats<T, VEC>(out + idx * VEC, o);
 }
 
+// The first pass's sum over one vector of the row: of the values (LAYER, for the mean) or of
+// their squares (RMSNorm).
+template <int VEC, bool LAYER>
+__device__ __forceinline__ void accumulate_row(const float (&v)[VEC], float& sum, float& ss) {
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) {
+    if (LAYER) {
+      sum += v[i];
+    } else {
+      ss += v[i] * v[i];
+    }
+  }
+}
+
 // PRELOAD (cached path only): scale and shift are loaded with the row, before the reductions,
 // for grids that run in one wave, where the kernel's time is one row's chain of round trips.
 template <typename T, typename M, typename W, int VEC, int CHUNKS, bool GATED, bool LAYER,
@@ -189,14 +203,7 @@ __global__ void adaln_kernel(const AdaLNParams<T, M, W> p) {
 #pragma unroll
         for (int i = 0; i < VEC; ++i) v[c][i] = 0.f;
       }
-#pragma unroll
-      for (int i = 0; i < VEC; ++i) {
-        if (LAYER) {
-          sum += v[c][i];
-        } else {
-          ss += v[c][i] * v[c][i];
-        }
-      }
+      accumulate_row<VEC, LAYER>(v[c], sum, ss);
     }
     float mean = 0.f;
     if (LAYER) {
@@ -232,14 +239,7 @@ __global__ void adaln_kernel(const AdaLNParams<T, M, W> p) {
     for (int idx = lane; active && idx < nvec; idx += G) {
       float v[VEC];
       adaln_load<T, M, VEC, GATED>(x, y, gate, res, idx, v);
-#pragma unroll
-      for (int i = 0; i < VEC; ++i) {
-        if (LAYER) {
-          sum += v[i];
-        } else {
-          ss += v[i] * v[i];
-        }
-      }
+      accumulate_row<VEC, LAYER>(v, sum, ss);
     }
     float mean = 0.f;
     if (LAYER) {
@@ -337,16 +337,6 @@ __global__ void adaln_staged_kernel(const AdaLNParams<T, M, W> p) {
 
   T* sx = p.st_x.template at<T>(stage, sub);
   float sum = 0.f, ss = 0.f;
-  auto accumulate = [&](const float (&v)[VEC]) {
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) {
-      if (LAYER) {
-        sum += v[k];
-      } else {
-        ss += v[k] * v[k];
-      }
-    }
-  };
   if (active) {
     if constexpr (GATED) {
       // x + y * gate in batches of kBatch vectors a thread: the batch's reads of x and y
@@ -377,7 +367,7 @@ __global__ void adaln_staged_kernel(const AdaLNParams<T, M, W> p) {
             gated_sum<T, M, VEC>(xv[b], yv[b], gv, has_gate, v);
             store_floats<T, VEC>(res + i * VEC, v);
             store_floats<T, VEC>(sx + i * VEC, v);  // exact: v is already rounded to T
-            accumulate(v);
+            accumulate_row<VEC, LAYER>(v, sum, ss);
           }
         }
       }
@@ -386,7 +376,7 @@ __global__ void adaln_staged_kernel(const AdaLNParams<T, M, W> p) {
       for (int i = lane; i < nvec; i += G) {
         float v[VEC];
         load_floats<T, VEC>(sx + i * VEC, v);
-        accumulate(v);
+        accumulate_row<VEC, LAYER>(v, sum, ss);
       }
     }
   }
