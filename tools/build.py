@@ -30,14 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def shown(path: Path) -> str:
-    """`path` relative to the checkout when it lies inside it (--out may point elsewhere)."""
-    try:
-        return str(path.relative_to(ROOT))
-    except ValueError:
-        return str(path)
 DEFAULT_CUDA_CAPABILITIES = ["7.5", "8.0", "9.0"]
 PY_LIMITED_API = "0x03090000"  # abi3, Python 3.9+
 
@@ -104,6 +96,14 @@ __all__ = getattr(_module, "__all__", [])
 
 def log(msg: str) -> None:
     print(msg, flush=True)
+
+
+def shown(path: Path) -> str:
+    """`path` relative to the checkout when it lies inside it (--out may point elsewhere)."""
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 def run_git(*args: str) -> str | None:
