@@ -42,6 +42,17 @@ def ref_residual(x, y, gate):
 # ---- operands ----------------------------------------------------------------------------------
 
 
+def check_adaln_and_gated(kernel, x, y, gate, scale, shift, norm):
+    """adaln into a poisoned `out` (every element must be written) and gated_residual_adaln,
+    each against its reference; h's reference starts from the kernel's own x_new."""
+    out = poisoned(x.shape, x.dtype, x.device)
+    kernel.adaln(x, scale, shift, norm=norm, out=out)
+    assert_close(out, ref_adaln(x, scale, shift, norm))
+    x_new, h = kernel.gated_residual_adaln(x, y, gate, scale, shift, norm=norm)
+    assert_close(x_new, ref_residual(x, y, gate))
+    assert_close(h, ref_adaln(x_new, scale, shift, norm))
+
+
 def mod_shape(kind, lead, D):
     """A modulation operand's shape for x `[*lead, D]`: one row for all (`"D"`), one per
     sample (`"sample"`: `[B, 1, D]`, as DiT's `scale[:, None]`) or one per token (`"token"`)."""
@@ -186,12 +197,7 @@ def test_rows_per_block(kernel, device, dtype, S, mkind):
     y = torch.randn(Bq, S, D, dtype=dtype, device=device)
     scale, shift, gate = (make_mod(mkind, (Bq, S), D, dtype, device) for _ in range(3))
     for norm in NORMS:
-        out = poisoned(x.shape, dtype, device)
-        kernel.adaln(x, scale, shift, norm=norm, out=out)
-        assert_close(out, ref_adaln(x, scale, shift, norm))
-        x_new, h = kernel.gated_residual_adaln(x, y, gate, scale, shift, norm=norm)
-        assert_close(x_new, ref_residual(x, y, gate))
-        assert_close(h, ref_adaln(x_new, scale, shift, norm))
+        check_adaln_and_gated(kernel, x, y, gate, scale, shift, norm)
 
 
 @pytest.mark.kernels_ci
@@ -332,12 +338,7 @@ def test_long_rows(kernel, device, dtype, D, norm):
     x = torch.randn(2, D, dtype=dtype, device=device)
     yb = torch.randn(2, D, dtype=dtype, device=device)
     gate, scale, shift = (0.5 * torch.randn(3, 2, D, device=device)).to(dtype)
-    out = poisoned(x.shape, dtype, device)
-    kernel.adaln(x, scale, shift, norm=norm, out=out)
-    assert_close(out, ref_adaln(x, scale, shift, norm))
-    x_new, h = kernel.gated_residual_adaln(x, yb, gate, scale, shift, norm=norm)
-    assert_close(x_new, ref_residual(x, yb, gate))
-    assert_close(h, ref_adaln(x_new, scale, shift, norm))
+    check_adaln_and_gated(kernel, x, yb, gate, scale, shift, norm)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA only: the real LTX size")
