@@ -459,15 +459,20 @@ def rms_norm_rope_case(k, lf, shape, dt) -> Case:
                 unfused_nbytes=4 * x.numel() * es + 2 * cos.numel() * 4 + D * es)
 
 
-def rms_norm_rope_qk_case(k, lf, shape, dt) -> Case:
+def rms_norm_rope_qk_case(k, lf, shape, dt, shared=False) -> Case:
     """LTX-Video self-attention: q and k normalized across heads (each its own weight) and
-    rotated by one pair of fp32 tables; the peers run the eager formula on each."""
+    rotated by one pair of fp32 tables; the peers run the eager formula on each. `shared`: the
+    tables of one sample expanded over the batch (batch stride 0), as the injection passes
+    them since run L; the byte model then counts them once."""
     dtype = DTYPES[dt]
     B, S, D = shape
     q, kk = rnd(shape, dtype), rnd(shape, dtype)
     wq, wk = rnd(D, dtype, 0.1) + 1, rnd(D, dtype, 0.1) + 1
-    cos, sin = ltx_tables(B, S, D)
-    nbytes = 4 * q.numel() * q.element_size() + 2 * cos.numel() * 4 + 2 * D * wq.element_size()
+    cos, sin = ltx_tables(1 if shared else B, S, D)
+    table_bytes = 2 * cos.numel() * 4
+    if shared:
+        cos, sin = cos.expand(B, S, D), sin.expand(B, S, D)
+    nbytes = 4 * q.numel() * q.element_size() + table_bytes + 2 * D * wq.element_size()
     f = eager_ltx_norm_rope
 
     def both(fn):
@@ -491,9 +496,10 @@ def rms_norm_rope_qk_case(k, lf, shape, dt) -> Case:
     unfused = [step("rms_norm q, k", f"nrqk-n{tag}", norms, q, kk),
                step("rope q, k", f"nrqk-r{tag}", ropes, hq, hk, cos, sin)]
     es = q.element_size()
-    return Case("rms_norm_rope_qk", "x".join(map(str, shape)), dt, nbytes, impls,
+    op = "rms_norm_rope_qk_shared" if shared else "rms_norm_rope_qk"
+    return Case(op, "x".join(map(str, shape)), dt, nbytes, impls,
                 check=("ltx", lambda: both(f)), unfused=unfused,
-                unfused_nbytes=8 * q.numel() * es + 4 * cos.numel() * 4 + 2 * D * es)
+                unfused_nbytes=8 * q.numel() * es + 2 * table_bytes + 2 * D * es)
 
 
 # op -> (case builder, full shape list, --quick shapes)
@@ -525,6 +531,8 @@ TABLE: dict[str, tuple[Callable, list, list]] = {
                                        (1, 16, 32, 8, 128)], [(1, 4096, 32, 8, 128)]),
     "rms_norm_rope": (rms_norm_rope_case, LTX, [(2, 2688, 2048)]),
     "rms_norm_rope_qk": (rms_norm_rope_qk_case, LTX, [(2, 2688, 2048)]),
+    "rms_norm_rope_qk_shared": (lambda k, lf, s, d: rms_norm_rope_qk_case(k, lf, s, d, True),
+                                LTX, [(2, 2688, 2048)]),
 }
 
 

@@ -566,4 +566,55 @@ inline NormRopeQkViews check_rms_norm_rope_qk_args(
                                "k_weight")};
 }
 
+// Rows that read one table row, walked next to each other. When cos and sin broadcast over a
+// leading dim of x that has a dim inside it where they do not (LTX-Video's fp32 tables computed
+// once and expanded over the batch: x [B, S, D], cos [B, S, D] with batch stride 0), the rows
+// in x's order read each table row B times, S rows apart: from DRAM again each time once the
+// rows in between no longer fit in L2 (LTX's tables are as large as q and k together). Moving
+// the shared dims inside the others (rows in [S, B] order) puts the rows of one table row side
+// by side, in one block, so all but the first find it in L1 / L2. x, out and the tables of each
+// view are permuted alike, so each row's result is unchanged. Returns false, with the views
+// untouched, when no shared dim lies outside another, or when x's or out's rows would then need
+// more strided levels than BcastRows holds (x would be copied). Views of one call (q and k)
+// must have one shape; they are permuted together or not at all.
+inline bool shared_table_rows_inner(NormRopeViews* const* views, int n, const at::Tensor& cos,
+                                    const at::Tensor& sin) {
+  const at::Tensor& x0 = views[0]->x;
+  const int64_t lead = x0.dim() - 1;
+  auto shared = [&](const at::Tensor& t, int64_t d) {  // t broadcasts over x's dim d
+    const int64_t td = d - (x0.dim() - t.dim());
+    return td < 0 || t.size(td) == 1 || t.stride(td) == 0;
+  };
+  std::vector<int64_t> keep, inner;
+  bool outside = false;  // a shared dim outside a kept dim of size > 1
+  for (int64_t d = 0; d < lead; ++d) {
+    if (x0.size(d) > 1 && shared(cos, d) && shared(sin, d)) {
+      inner.push_back(d);
+    } else {
+      outside = outside || (x0.size(d) > 1 && !inner.empty());
+      keep.push_back(d);
+    }
+  }
+  if (!outside) return false;
+  std::vector<int64_t> order = keep;
+  order.insert(order.end(), inner.begin(), inner.end());
+  order.push_back(lead);
+  std::vector<at::Tensor> xs, outs;
+  for (int i = 0; i < n; ++i) {
+    xs.push_back(views[i]->x.permute(order));
+    outs.push_back(views[i]->out.permute(order));
+    BcastRows b;
+    if (!try_strided_rows(xs.back(), b) || !try_strided_rows(outs.back(), b)) return false;
+  }
+  std::vector<int64_t> shape(x0.sizes().begin(), x0.sizes().end() - 1);
+  shape.push_back(cos.size(-1));
+  const at::Tensor c = cos.expand(shape).permute(order), s = sin.expand(shape).permute(order);
+  for (int i = 0; i < n; ++i) {
+    views[i]->x = xs[i];
+    views[i]->out = outs[i];
+    views[i]->tab = rope_tables(c, s, xs[i], "input");
+  }
+  return true;
+}
+
 }  // namespace ltx

@@ -12,7 +12,9 @@
 // rms_norm_rope_qk: when q and k have the same rows (self-attention with as many k heads as q
 // heads: LTX-Video, FLUX), one group handles row r of both (NT = 2), so each cos / sin item is
 // loaded once for the two; the tables (fp32 [B, S, D] in LTX-Video) are as large as q and k.
-// Otherwise (GQA) q and k run one after the other (NT = 1).
+// Otherwise (GQA) q and k run one after the other (NT = 1). Tables shared over a leading dim
+// (LTX-Video's, computed once and expanded over the batch by the injection) are read with the
+// rows that share them side by side (shared_table_rows_inner, common/op_checks.h).
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -323,9 +325,10 @@ void rms_norm_rope(at::Tensor& out, const at::Tensor& input,
                    const std::optional<at::Tensor>& weight, const at::Tensor& cos,
                    const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads) {
   using namespace ltx;
-  const NormRopeViews views =
-      check_rms_norm_rope_args(out, input, weight, cos, sin, eps, num_heads);
+  NormRopeViews views = check_rms_norm_rope_args(out, input, weight, cos, sin, eps, num_heads);
   if (out.numel() == 0) return;
+  NormRopeViews* const shared[] = {&views};
+  shared_table_rows_inner(shared, 1, cos, sin);
   run_rms_norm_rope({&views, nullptr}, {&weight, nullptr}, cos, sin, eps, interleaved);
 }
 
@@ -334,8 +337,14 @@ void rms_norm_rope_qk(at::Tensor& q_out, at::Tensor& k_out, const at::Tensor& q,
                       const std::optional<at::Tensor>& k_weight, const at::Tensor& cos,
                       const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads) {
   using namespace ltx;
-  const NormRopeQkViews v = check_rms_norm_rope_qk_args(q_out, k_out, q, k, q_weight, k_weight,
-                                                        cos, sin, eps, num_heads);
+  NormRopeQkViews v = check_rms_norm_rope_qk_args(q_out, k_out, q, k, q_weight, k_weight, cos,
+                                                  sin, eps, num_heads);
   if (q_out.numel() == 0 && k_out.numel() == 0) return;
+  if (v.q.x.sizes() == v.k.x.sizes()) {  // one launch for both: permuted together
+    NormRopeViews* const both[] = {&v.q, &v.k};
+    shared_table_rows_inner(both, 2, cos, sin);
+  } else {
+    for (NormRopeViews* one : {&v.q, &v.k}) shared_table_rows_inner(&one, 1, cos, sin);
+  }
   run_rms_norm_rope({&v.q, &v.k}, {&q_weight, &k_weight}, cos, sin, eps, interleaved);
 }

@@ -365,6 +365,28 @@ def test_ltx_compile_fullgraph(backend, per_token):
     assert rel_err(out_block, ref_block) < FP32_RTOL
 
 
+def test_ltx_rope_tables_shared(backend):
+    """The injected forward computes LTX's rope tables for one sample and expands them over
+    the batch (stride 0) when every sample's are the same, equal to the module's own; per-sample
+    coordinates or a per-sample scale run the module as is."""
+    from diffusers.models.transformers.transformer_ltx import LTXVideoRotaryPosEmbed
+
+    tables = load_kernel(backend).integrations.diffusers._ltx_rope_tables
+    rope = LTXVideoRotaryPosEmbed(64)
+    x = torch.randn(3, LTX_F * LTX_H * LTX_W, 8, device=backend)
+    scale = (torch.tensor(8 / 25), 32, 32)
+    want = rope(x, LTX_F, LTX_H, LTX_W, scale, None)
+    got = tables(rope, x, LTX_F, LTX_H, LTX_W, scale, None)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.stride(0) == 0 and torch.equal(g, w)
+    coords = torch.rand(3, 3, x.shape[1], device=backend) * 4
+    for args in ((scale, coords), ((torch.rand(3, 1, 1, 1, 1, device=backend), 32, 32), None)):
+        want = rope(x, LTX_F, LTX_H, LTX_W, *args)
+        assert not torch.equal(want[0][0], want[0][1])  # the samples' tables differ
+        got = tables(rope, x, LTX_F, LTX_H, LTX_W, *args)
+        assert all(g.stride(0) != 0 and torch.equal(g, w) for g, w in zip(got, want))
+
+
 def _top_level_args(call: str) -> list:
     """The comma-separated arguments of a generated call, nested parentheses kept whole."""
     args, depth, cur = [], 0, ""

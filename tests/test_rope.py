@@ -570,6 +570,53 @@ def test_rms_norm_rope_qk_ltx(kernel, device, dtype):
         assert_close(yk, ref_rms_norm_rope(k, wk, cos, sin, 1e-5, True))
 
 
+SHARED_TABLES = [
+    # x (q and k) shape, table shape, how the table broadcasts over x's rows
+    ((3, 5, 64), (1, 5, 64), "expand"),  # LTX: tables of one sample expanded over the batch
+    ((3, 5, 64), (5, 64), "plain"),  # the same without the batch dim
+    ((2, 3, 5, 64), (3, 1, 64), "plain"),  # shared by the outer and the inner dim
+    ((2, 4, 3, 64), (1, 4, 1, 64), "expand"),  # shared by two dims, kept in between
+    # x a view of a larger tensor (dims 1 and 2 cut from 3 to 2): its rows need 3 strided
+    # levels, permuted they would need 5, so they are walked in x's order
+    ((2, 2, 2, 2, 2, 8), (2, 2, 2, 1, 2, 8), "cut"),
+]
+
+
+@pytest.mark.parametrize("layout", QK_LAYOUTS)
+@pytest.mark.parametrize("interleaved", PAIRS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("xshape,tshape,how", SHARED_TABLES)
+def test_rms_norm_rope_shared_tables(kernel, device, dtype, xshape, tshape, how, interleaved,
+                                     layout):
+    """Tables shared over leading dims with a dim inside them where they are not (CUDA walks
+    those rows side by side, common/op_checks.h shared_table_rows_inner: x, out and the tables
+    permuted alike), against the float64 reference, for rms_norm_rope and the q / k pair; and
+    with out strided, a GQA-shaped k (permuted on its own) and an x whose rows cannot be
+    permuted within four strided levels (the last case)."""
+    q, k = qk_inputs(xshape, dtype, device, layout)
+    if how == "cut":
+        base = (2, 3, 3, 2, 2, 8)
+        q, k = (torch.randn(base, dtype=dtype, device=device)[:, :2, :2] for _ in range(2))
+    wq = make_weight("same", xshape[-1], dtype, device)
+    cos, sin = tables(tshape, dtype, device)
+    if how == "expand":
+        cos, sin = cos.expand(*xshape), sin.expand(*xshape)
+    out = make_input(xshape, dtype, device, "strided").fill_(float("nan"))
+    kernel.rms_norm_rope(q, wq, cos, sin, 1e-5, interleaved=interleaved, out=out)
+    assert_close(out, ref_rms_norm_rope(q, wq, cos, sin, 1e-5, interleaved))
+    yq, yk = kernel.rms_norm_rope_qk(q, k, wq, None, cos, sin, 1e-5, interleaved=interleaved)
+    assert_close(yq, ref_rms_norm_rope(q, wq, cos, sin, 1e-5, interleaved))
+    assert_close(yk, ref_rms_norm_rope(k, None, cos, sin, 1e-5, interleaved))
+    # k with a dim half as long where the tables broadcast: q and k one after the other
+    gqa = [n // 2 if (c == 1 and n > 1 and n % 2 == 0) else n
+           for n, c in zip(xshape, (1,) * (len(xshape) - len(tshape)) + tshape)]
+    if gqa != list(xshape) and how == "plain":
+        k2 = torch.randn(gqa, dtype=dtype, device=device)
+        yq, yk = kernel.rms_norm_rope_qk(q, k2, wq, wq, cos, sin, 1e-5, interleaved=interleaved)
+        assert_close(yq, ref_rms_norm_rope(q, wq, cos, sin, 1e-5, interleaved))
+        assert_close(yk, ref_rms_norm_rope(k2, wq, cos, sin, 1e-5, interleaved))
+
+
 @pytest.mark.kernels_ci
 def test_rms_norm_rope_qk_empty_and_errors(kernel, device):
     bf = torch.bfloat16

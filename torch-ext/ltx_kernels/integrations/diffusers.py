@@ -371,6 +371,24 @@ def _realized(tables: Tuple[torch.Tensor, torch.Tensor]) -> Tuple[torch.Tensor, 
     return tuple(t.as_strided(t.shape, t.stride()) for t in tables)
 
 
+def _ltx_rope_tables(rope: nn.Module, hidden_states: torch.Tensor, num_frames, height, width,
+                     rope_interpolation_scale, video_coords) -> Tuple[torch.Tensor, torch.Tensor]:
+    """LTX-Video's rope tables (fp32 cos / sin `[B, S, D]`). Without `video_coords` the rope
+    module builds one coordinate grid and repeats it over the batch, scaled by scalars, so
+    every sample's tables are the same: computed here for one sample and expanded over the
+    batch (stride 0), they take 1/B of the module's work and memory, and `rms_norm_rope_qk`
+    reads each table row once for all samples (the rows that share it run side by side). With
+    per-sample coordinates, or a scale that is not one number, the module runs as is."""
+    batch = hidden_states.size(0)
+    scalars = rope_interpolation_scale is None or all(
+        not isinstance(v, torch.Tensor) or v.numel() == 1 for v in rope_interpolation_scale)
+    if video_coords is not None or batch == 1 or not scalars:
+        return rope(hidden_states, num_frames, height, width, rope_interpolation_scale,
+                    video_coords)
+    cos, sin = rope(hidden_states[:1], num_frames, height, width, rope_interpolation_scale, None)
+    return cos.expand(batch, -1, -1), sin.expand(batch, -1, -1)
+
+
 def _ltx_defers(block: nn.Module) -> bool:
     """Whether `block` runs `_ltx_block_forward` directly and so takes `ltx_pending` /
     `ltx_defer`. A forward wrapped after the injection (a caching hook such as diffusers'
@@ -407,8 +425,8 @@ def _ltx_transformer_forward(self, hidden_states, encoder_hidden_states, timeste
                                   rope_interpolation_scale, video_coords,
                                   attention_kwargs=attention_kwargs, return_dict=return_dict)
 
-    image_rotary_emb = _realized(self.rope(hidden_states, num_frames, height, width,
-                                           rope_interpolation_scale, video_coords))
+    image_rotary_emb = _realized(_ltx_rope_tables(self.rope, hidden_states, num_frames, height,
+                                                  width, rope_interpolation_scale, video_coords))
     if encoder_attention_mask is not None and encoder_attention_mask.ndim == 2:
         encoder_attention_mask = (1 - encoder_attention_mask.to(hidden_states.dtype)) * -10000.0
         encoder_attention_mask = encoder_attention_mask.unsqueeze(1)
