@@ -264,6 +264,7 @@ def profile_call(fn, device: str, top: int = 15) -> dict:
     outside = sorted(((us, n) for n, us in per_name.items()
                       if categorize(n) not in ("gemm", "attention")), reverse=True)[:top]
     return {
+        "timeline": timeline(prof.events()) if cuda else None,
         "unit": "device us" if cuda else "cpu self us",
         "total_ms": total / 1000,
         "categories_ms": {c: us / 1000 for c, us in sorted(cats.items(), key=lambda kv: -kv[1])},
@@ -272,6 +273,102 @@ def profile_call(fn, device: str, top: int = 15) -> dict:
                              for c, v in by_cat.items()},
         "top_outside_gemm_attention": [{"name": n[:160], "ms": us / 1000} for us, n in outside],
     }
+
+
+def _is_api_call(name: str) -> bool:
+    """A CUDA runtime or driver API call (cudaLaunchKernel, cuLaunchKernelEx, cudaMemsetAsync,
+    cudaGraphLaunch, ...): the host side of a device event, which shares its correlation id."""
+    return name.startswith("cu") and not name.startswith("cutlass")
+
+
+def timeline(events, top: int = 8) -> dict:
+    """Where the device waited, from one profiled call's events (`prof.events()`): the union
+    of the device events (kernels, memsets, copies) and the gaps between them. A gap counts as
+    **host-bound** when the API call that issued the next device event began only after the
+    device had drained (the host was late), else as launch latency / dependency. Also the host
+    time between consecutive issuing calls, grouped by the category of what each call issued
+    (what a launch of ours, of inductor's or of cuBLAS's costs the host), the largest
+    host-bound gaps, and the host's issuing span. Times in ms; device events that the profiler
+    could not tie to an API call (e.g. inside a CUDA graph) take their graph launch's call."""
+    from torch.autograd import DeviceType
+
+    api: dict[int, tuple[float, float]] = {}
+    device = []
+    graph_launches = 0
+    for e in events:
+        if e.device_type == DeviceType.CUDA:
+            device.append((e.time_range.start, e.time_range.end, e.id, e.name))
+        elif _is_api_call(e.name):
+            api[e.id] = (e.time_range.start, e.time_range.end)
+            graph_launches += e.name.startswith("cudaGraphLaunch")
+    if not device:
+        return {}
+    device.sort()
+    busy = idle_host = idle_other = 0.0
+    gaps, run_start, run_end = [], device[0][0], device[0][1]
+    host_cost: dict[str, list[float]] = {}
+    prev_call_end = None
+    seen_calls = set()
+    for start, end, cid, name in device:
+        call = api.get(cid)
+        if call is not None and cid not in seen_calls:  # one host cost per API call
+            seen_calls.add(cid)
+            if prev_call_end is not None:
+                host_cost.setdefault(categorize(name), []).append(call[0] - prev_call_end)
+            prev_call_end = call[1]
+        if start > run_end:  # a gap before this event
+            gap = start - run_end
+            if call is not None and call[0] >= run_end:
+                idle_host += gap
+                gaps.append((gap, name))
+            else:
+                idle_other += gap
+            busy += run_end - run_start
+            run_start, run_end = start, end
+        else:
+            run_end = max(run_end, end)
+    busy += run_end - run_start
+    span = device[-1][1] - device[0][0]
+    calls = sorted(api[c] for c in seen_calls)
+    by_cat = {}
+    for cat, v in host_cost.items():
+        v = sorted(v)
+        by_cat[cat] = {"calls": len(v), "total_ms": sum(v) / 1000,
+                       "median_us": v[len(v) // 2]}
+    host_gaps_by_cat: dict[str, float] = {}
+    for gap, name in gaps:
+        host_gaps_by_cat[categorize(name)] = host_gaps_by_cat.get(categorize(name), 0.0) + gap
+    return {
+        "device_span_ms": span / 1000,
+        "device_busy_ms": busy / 1000,
+        "idle_host_bound_ms": idle_host / 1000,
+        "idle_other_ms": idle_other / 1000,
+        "host_bound_gaps": len(gaps),
+        "host_bound_idle_before_ms": {c: us / 1000 for c, us in
+                                      sorted(host_gaps_by_cat.items(), key=lambda kv: -kv[1])},
+        "largest_host_bound_gaps": [{"ms": g / 1000, "before": n[:120]}
+                                    for g, n in sorted(gaps, reverse=True)[:top]],
+        "host_issue_span_ms": (calls[-1][1] - calls[0][0]) / 1000 if calls else None,
+        "graph_launches": graph_launches,
+        "host_between_calls": dict(sorted(by_cat.items(), key=lambda kv: -kv[1]["total_ms"])),
+    }
+
+
+def print_timeline(t: dict) -> None:
+    if not t:
+        return
+    print(f"    timeline: device span {t['device_span_ms']:.2f} ms, busy "
+          f"{t['device_busy_ms']:.2f}, idle waiting for the host {t['idle_host_bound_ms']:.2f} "
+          f"({t['host_bound_gaps']} gaps), other idle {t['idle_other_ms']:.2f}; host issued "
+          f"over {t['host_issue_span_ms'] or 0:.2f} ms, {t['graph_launches']} CUDA graph "
+          f"launches")
+    for cat, ms in t["host_bound_idle_before_ms"].items():
+        print(f"      host-bound idle before {cat:34s} {ms:8.3f} ms")
+    for cat, c in t["host_between_calls"].items():
+        print(f"      host time before each {cat:34s} {c['calls']:5d} calls, "
+              f"{c['total_ms']:8.3f} ms, median {c['median_us']:6.1f} us")
+    for g in t["largest_host_bound_gaps"][:4]:
+        print(f"      gap {g['ms']:7.3f} ms before {g['before'][:80]}")
 
 
 def print_profile(config: str, prof: dict, what: str = "one step") -> None:
@@ -284,3 +381,4 @@ def print_profile(config: str, prof: dict, what: str = "one step") -> None:
     print("    largest outside gemm / attention:")
     for k in prof["top_outside_gemm_attention"]:
         print(f"      {k['ms']:8.3f} ms  {k['name'][:100]}")
+    print_timeline(prof.get("timeline"))

@@ -213,6 +213,48 @@ def test_gpu_monitor_smi_index():
     assert smi_index("", "aaaa") is None
 
 
+def test_timeline():
+    """The profile's timeline on hand-made events (us): busy time is the union of the device
+    events; a gap is host-bound only when the next event's API call began after the device
+    drained; kernels of one graph launch share its call and its host cost."""
+    from types import SimpleNamespace as NS
+
+    from torch.autograd import DeviceType
+
+    def ev(name, start, end, cid, dev=True):
+        return NS(name=name, id=cid, time_range=NS(start=start, end=end),
+                  device_type=DeviceType.CUDA if dev else DeviceType.CPU)
+
+    events = [
+        ev("cudaLaunchKernel", 0, 5, 1, dev=False), ev("void ltx::rms_norm_kernel", 10, 20, 1),
+        # launched while the first ran: the 2 us gap is latency, not the host's
+        ev("cuLaunchKernel", 8, 12, 2, dev=False), ev("triton_poi_fused_add_0", 22, 30, 2),
+        # the host called only at 40, after the device drained at 30: 15 us host-bound
+        ev("cudaLaunchKernel", 40, 43, 3, dev=False), ev("nvjet_gemm", 45, 60, 3),
+        ev("nvjet_gemm", 55, 70, 4), ev("cudaLaunchKernel", 44, 46, 4, dev=False),  # overlap
+        ev("cudaGraphLaunch", 80, 90, 5, dev=False), ev("void ltx::adaln_kernel", 95, 100, 5),
+        ev("triton_red_fused_1", 101, 104, 5),
+        ev("aten::add", 0, 200, 6, dev=False),  # an operator, not an API call
+    ]
+    t = _common().timeline(events)
+    assert t["device_span_ms"] == pytest.approx(0.094)
+    assert t["device_busy_ms"] == pytest.approx((10 + 8 + 25 + 5 + 3) / 1000)
+    assert t["idle_host_bound_ms"] == pytest.approx((15 + 25) / 1000)  # before 45 and 95
+    assert t["idle_other_ms"] == pytest.approx((2 + 1) / 1000)
+    assert t["host_bound_gaps"] == 2
+    assert t["largest_host_bound_gaps"][0] == {"ms": pytest.approx(0.025),
+                                               "before": "void ltx::adaln_kernel"}
+    assert t["host_bound_idle_before_ms"] == {"ours": pytest.approx(0.025),
+                                              "gemm": pytest.approx(0.015)}
+    assert t["host_issue_span_ms"] == pytest.approx(0.090)
+    assert t["graph_launches"] == 1
+    between = t["host_between_calls"]
+    assert between["ours"] == {"calls": 1, "total_ms": pytest.approx(0.034), "median_us": 34}
+    assert between["gemm"]["calls"] == 2
+    assert between["gemm"]["total_ms"] == pytest.approx((40 - 12 + 44 - 43) / 1000)
+    assert _common().timeline([ev("cudaLaunchKernel", 0, 1, 1, dev=False)]) == {}
+
+
 def test_gpu_monitor_device(backend):
     """Off CUDA the monitor records nothing; on a GPU with nvidia-smi it samples this process's
     device (found by UUID in nvidia-smi's listing) while the block runs."""

@@ -6,7 +6,8 @@
 #              eager / compile / kernels / kernels+compile (whole model compiled), profiled
 #   blocks     compile and kernels+compile with each block compiled (diffusers'
 #              compile_repeated_blocks; rope tables and the head stay eager)
-#   cudagraphs compile and kernels+compile with mode="reduce-overhead" (CUDA graphs)
+#   cudagraphs compile and kernels+compile with mode="reduce-overhead" (CUDA graphs), profiled
+#              (TORCH_LOGS=perf_hints shows why inductor would skip a graph)
 #   llama      LLaMA-8B-sized prefill of 4096 tokens, the four configurations, profiled
 #              ($LLAMA_ARGS: more arguments, e.g. "--compile-scope model --no-reference";
 #              $LLAMA_TAG: suffix of its JSON)
@@ -93,7 +94,8 @@ part_blocks() {
 part_cudagraphs() {
   for k in no-use-optimized-kernels use-optimized-kernels; do
     run "ltx2b-cg-${k%%-*}" python3 scripts/benchmark_example.py "${LTX[@]}" --compile \
-      --compile-mode reduce-overhead --$k $(baseline) --json "$J/ltx2b-cg-${k%%-*}.json"
+      --compile-mode reduce-overhead --$k --profile $(baseline) \
+      --json "$J/ltx2b-cg-${k%%-*}.json"
   done
 }
 part_sanitize() {
