@@ -61,16 +61,21 @@ def test_benchmark_example_tiny(backend, tmp_path):
 @pytest.mark.slow
 def test_benchmark_example_kernels_compile(backend, tmp_path):
     """--compile with --use-optimized-kernels (the fastest configuration) runs, whole model
-    and per block, against a baseline JSON for the speedup."""
+    and per block, against a baseline JSON for the speedup; and with the weights frozen into
+    the graph (--freeze), its prediction still eager's."""
     base = tmp_path / "eager.json"
     run_script("benchmark_example.py", *TINY_LTX, "--device", backend,
                "--no-use-optimized-kernels", "--json", base)
-    for scope in ("model", "blocks"):
+    for scope, extra in (("model", []), ("blocks", []), ("model", ["--freeze", "--compare"])):
         out = tmp_path / f"{scope}.json"
         run_script("benchmark_example.py", *TINY_LTX, "--device", backend, "--compile",
-                   "--compile-scope", scope, "--baseline-json", base, "--json", out)
-        (r,) = json.loads(out.read_text())["results"]
+                   "--compile-scope", scope, "--baseline-json", base, "--json", out, *extra)
+        data = json.loads(out.read_text())
+        r = data["results"][-1]
         assert r["config"] == "kernels+compile" and r["speedup_vs_eager"] > 0
+        assert data["freeze"] == ("--freeze" in extra)
+        if extra:
+            assert 0 < r["rel_err_vs_eager"] < 1e-4
 
 
 def test_benchmark_example_rejects_bad_frames():

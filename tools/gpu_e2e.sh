@@ -8,6 +8,8 @@
 #              compile_repeated_blocks; rope tables and the head stay eager)
 #   cudagraphs compile and kernels+compile with mode="reduce-overhead" (CUDA graphs), profiled
 #              (TORCH_LOGS=perf_hints shows why inductor would skip a graph)
+#   freeze     compile and kernels+compile with --freeze (inductor freezing), in the default
+#              mode and with CUDA graphs, profiled
 #   llama      LLaMA-8B-sized prefill of 4096 tokens, the four configurations, profiled
 #              ($LLAMA_ARGS: more arguments, e.g. "--compile-scope model --no-reference";
 #              $LLAMA_TAG: suffix of its JSON)
@@ -96,6 +98,16 @@ part_cudagraphs() {
     run "ltx2b-cg-${k%%-*}" python3 scripts/benchmark_example.py "${LTX[@]}" --compile \
       --compile-mode reduce-overhead --$k --profile $(baseline) \
       --json "$J/ltx2b-cg-${k%%-*}.json"
+  done
+}
+part_freeze() {  # the compiled configurations with the weights frozen into the graph
+  for mode in default reduce-overhead; do
+    local m=(); [[ $mode == default ]] || m=(--compile-mode $mode)
+    for k in no-use-optimized-kernels use-optimized-kernels; do
+      run "ltx2b-freeze-$mode-${k%%-*}" python3 scripts/benchmark_example.py "${LTX[@]}" \
+        --compile --freeze "${m[@]}" --$k --profile $(baseline) \
+        --json "$J/ltx2b-freeze-$mode-${k%%-*}.json"
+    done
   done
 }
 part_sanitize() {
