@@ -122,35 +122,6 @@ activation_kernel_bf16(const ActivationParams<__nv_bfloat16> p) {
   activation_rows<__nv_bfloat16, A, GATED, VEC, UNROLL>(p);
 }
 
-// How rows of `nvec` vectors are spread over threads (UNROLL vectors per thread).
-struct StreamConfig {
-  int group;           // threads per row tile
-  int rows_per_block;  // row tiles per block
-  int64_t tiles;       // tiles per row
-  int64_t blocks;      // (row blocks) x tiles
-};
-
-// Short rows: a power-of-two group of up to 32 threads per row, several rows per block, so no
-// lane idles on rows of a few vectors. Long rows: split into the fewest tiles of at most
-// `block_threads` threads, balanced, each a multiple of a warp (e.g. 5125 scalars: 6 tiles of
-// 224 threads x 4, not 5 full tiles and one of 5 elements).
-inline StreamConfig choose_stream_config(int64_t nvec, int64_t rows, int unroll,
-                                         int block_threads = 256) {
-  StreamConfig c{};
-  const int64_t want = std::max<int64_t>(1, (nvec + unroll - 1) / unroll);  // threads per row
-  if (want <= 32) {
-    c.group = next_pow2(static_cast<int>(want));
-    c.tiles = 1;
-  } else {
-    c.tiles = (want + block_threads - 1) / block_threads;
-    const int64_t per_tile = (want + c.tiles - 1) / c.tiles;
-    c.group = static_cast<int>((per_tile + 31) / 32 * 32);
-  }
-  c.rows_per_block = std::max(1, block_threads / c.group);
-  c.blocks = (rows + c.rows_per_block - 1) / c.rows_per_block * c.tiles;
-  return c;
-}
-
 template <typename T, Act A, bool GATED>
 void launch_activation(ActivationParams<T> p, cudaStream_t stream) {
   // 16-byte vectors when every access is a 16-byte aligned run of V elements: D a multiple of
