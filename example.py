@@ -103,6 +103,7 @@ def cases(k, device, dtype):
     yield ("gated_residual_adaln",
            lambda: k.gated_residual_adaln(x, y, gate, scale, shift, norm="rms", eps=1e-6),
            lambda: (x + y * gate, rms(x + y * gate) * (1 + scale) + shift))
+    yield ("gated_residual", lambda: k.gated_residual(x, y, gate), lambda: x + y * gate)
     yield ("gelu_tanh", lambda: k.gelu_tanh(ff), lambda: F.gelu(ff, approximate="tanh"))
     yield ("silu", lambda: k.silu(ff), lambda: F.silu(ff))
     yield ("geglu", lambda: k.geglu(ff, "tanh"),

@@ -388,6 +388,25 @@ inline AdaLNArgs check_gated_residual_adaln_args(
   return a;
 }
 
+// gated_residual: out = x + y * gate, rounded to x's dtype (gated_residual_adaln's
+// residual_out alone). y has x's shape and dtype; gate broadcasts against x's rows, x's dtype
+// or float32. out may be x itself (in place: each element is read before it is written, by
+// the thread that writes it); any other sharing of memory with x, y or gate is an error.
+// Returns how gate broadcasts.
+inline BcastRows check_gated_residual_args(const at::Tensor& out, const at::Tensor& x,
+                                           const at::Tensor& y, const at::Tensor& gate) {
+  check_input(x, "input");
+  check_like_input(y, x, "y");
+  const BcastRows g = check_modulation(gate, x, "gate");
+  check_out(out, x, x.scalar_type());
+  check_writable(out, "out");
+  const bool in_place = out.data_ptr() == x.data_ptr() && out.strides() == x.strides();
+  if (!in_place) check_no_overlap(out, x, "out", "input");
+  check_no_overlap(out, y, "out", "y");
+  check_no_overlap(out, gate, "out", "gate");
+  return g;
+}
+
 // ---- rope, rope_qk, rms_norm_rope ------------------------------------------------------------
 
 // The addressing of t's own rows (its leading dims, merged where they can be) as a BcastRows,

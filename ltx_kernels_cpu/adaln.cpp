@@ -1,5 +1,6 @@
-// AdaLN and gated residual AdaLN on the CPU, the twins of ltx_kernels_cuda/adaln.cu: same
-// checks, same fp32 math in the same order, same rounding points.
+// AdaLN, gated residual AdaLN and the gated residual alone on the CPU, the twins of
+// ltx_kernels_cuda/adaln.cu: same checks, same fp32 math in the same order, same rounding
+// points.
 #include <type_traits>
 
 #include "common/op_checks.h"
@@ -8,6 +9,16 @@
 
 namespace ltx {
 namespace cpu {
+
+// x + y[i] * gate[i] (gate nullptr: x + y[i]) rounded to T: the product rounded to fp32 on its
+// own, then the sum, as the CUDA kernels' gated_sum. gated_residual_adaln's residual_out and
+// gated_residual's out, so that the two agree bit for bit.
+template <typename T, typename M>
+inline T gated_sum(float x, const T* y, const M* gate, int64_t i) {
+  float yv = static_cast<float>(y[i]);
+  if (gate != nullptr) yv *= static_cast<float>(gate[i]);
+  return static_cast<T>(x + yv);
+}
 
 template <typename T, typename M, typename W>
 struct AdaLNRows {
@@ -41,9 +52,7 @@ void adaln_rows(const AdaLNRows<T, M, W>& p) {
         const M* g = p.gate != nullptr ? p.gate + p.gate_b.offset(r) : nullptr;
         T* res = p.residual_out + p.rl.offset(r);
         for (int64_t i = 0; i < D; ++i) {
-          float yv = static_cast<float>(y[i]);
-          if (g != nullptr) yv *= static_cast<float>(g[i]);
-          const T sum = static_cast<T>(v[i] + yv);
+          const T sum = gated_sum(v[i], y, g, i);
           res[i] = sum;
           v[i] = static_cast<float>(sum);
         }
@@ -123,6 +132,42 @@ void dispatch_adaln(at::Tensor& out, at::Tensor* residual_out, const at::Tensor&
   });
 }
 
+// gated_residual: out = x + y * gate, rows in parallel. out may be x (in place): each element
+// is read before it is written.
+template <typename T, typename M>
+void gated_residual_rows(at::Tensor& out, const at::Tensor& x, const at::Tensor& y,
+                         const at::Tensor& gate, const BcastRows& gate_b) {
+  T* o = out.mutable_data_ptr<T>();
+  const T* xp = x.const_data_ptr<T>();
+  const T* yp = y.const_data_ptr<T>();
+  const M* gp = gate.const_data_ptr<M>();
+  const RowLayout xl = row_layout(x, "input"), yl = row_layout(y, "y");
+  const RowLayout ol = row_layout(out, "out");
+  const int64_t D = x.size(-1);
+  at::parallel_for(0, xl.rows, grain_rows(D), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const T* xr = xp + xl.offset(r);
+      const T* yr = yp + yl.offset(r);
+      const M* g = gp + gate_b.offset(r);
+      T* orow = o + ol.offset(r);
+      for (int64_t i = 0; i < D; ++i) orow[i] = gated_sum(static_cast<float>(xr[i]), yr, g, i);
+    }
+  });
+}
+
+// Binds T from x's dtype and M from the gate's (T or float).
+inline void dispatch_gated_residual(at::Tensor& out, const at::Tensor& x, const at::Tensor& y,
+                                    const at::Tensor& gate, const BcastRows& gate_b) {
+  LTX_CPU_DISPATCH_FLOAT_TYPES(x.scalar_type(), "gated_residual", [&] {
+    using T = scalar_t;
+    auto run = [&](auto* m_null) {  // a typed nullptr carries M
+      gated_residual_rows<T, std::remove_pointer_t<decltype(m_null)>>(out, x, y, gate, gate_b);
+    };
+    gate.scalar_type() == at::kFloat ? run(static_cast<float*>(nullptr))
+                                     : run(static_cast<T*>(nullptr));
+  });
+}
+
 }  // namespace cpu
 }  // namespace ltx
 
@@ -151,4 +196,14 @@ void gated_residual_adaln(at::Tensor& out, at::Tensor& residual_out, const at::T
   if (out.numel() == 0) return;
   cpu::dispatch_adaln<true>(out, &residual_out, x, &yr, gate, scale, shift, weight, bias, a,
                             eps);
+}
+
+void gated_residual(at::Tensor& out, const at::Tensor& input, const at::Tensor& y,
+                    const at::Tensor& gate) {
+  using namespace ltx;
+  const at::Tensor x = contiguous_rows(input, "input");
+  const at::Tensor yr = contiguous_rows(y, "y");
+  const BcastRows gate_b = check_gated_residual_args(out, x, yr, gate);
+  if (out.numel() == 0) return;
+  cpu::dispatch_gated_residual(out, x, yr, gate, gate_b);
 }

@@ -20,10 +20,15 @@
 //
 // scale, shift and gate broadcast against x's rows by strides (BcastRows): [D], [B,1,D] and
 // [B,S,D] for x [B,S,D] all read their row at an offset, nothing is materialized.
+//
+// gated_residual is that residual alone (out = x + y * gate, through the same gated_sum), for
+// the residuals no norm follows: a streaming kernel, rows x tiles of vectors, with no row
+// cached and no reduction.
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "common/op_checks.h"
@@ -454,24 +459,28 @@ inline bool rows_multiple_of(const Rows& r, int v) {
   return r.outer_stride % v == 0 && r.inner_stride % v == 0;
 }
 
+// A modulation operand (scale, shift, gate) allows V-element vectors: its pointer aligned to
+// V of M, every row it reads starting at a multiple of V.
+template <int V, typename M>
+bool mod_vec_ok(const M* ptr, const FastBcast& b) {
+  return is_aligned(ptr, sizeof(M) * V) && b.strides_multiple_of(V);
+}
+
 template <bool GATED, typename T, typename M, typename W>
 void launch_adaln(AdaLNParams<T, M, W> p, cudaStream_t stream) {
   // 16-byte accesses of x when D, every row start and every pointer allow them (the fp32
   // operands of a 16-bit x are then read VEC at a time too, as two 16-byte loads); scalar
   // otherwise.
   constexpr int V = kVec16<T>;
-  auto mod_ok = [&](const M* ptr, const FastBcast& b) {
-    return is_aligned(ptr, sizeof(M) * V) && b.strides_multiple_of(V);
-  };
   auto affine_ok = [&](const W* ptr) { return ptr == nullptr || is_aligned(ptr, sizeof(W) * V); };
   bool vec_ok = p.D % V == 0 && is_aligned(p.x, 16) && is_aligned(p.out, 16) &&
                 rows_multiple_of(p.x_rows, V) && rows_multiple_of(p.out_rows, V) &&
-                mod_ok(p.scale, p.scale_b) && mod_ok(p.shift, p.shift_b) &&
+                mod_vec_ok<V>(p.scale, p.scale_b) && mod_vec_ok<V>(p.shift, p.shift_b) &&
                 affine_ok(p.weight) && affine_ok(p.bias);
   if (GATED) {
     vec_ok = vec_ok && is_aligned(p.y, 16) && is_aligned(p.residual_out, 16) &&
              rows_multiple_of(p.y_rows, V) && rows_multiple_of(p.res_rows, V) &&
-             (p.gate == nullptr || mod_ok(p.gate, p.gate_b));
+             (p.gate == nullptr || mod_vec_ok<V>(p.gate, p.gate_b));
   }
   const int vec = vec_ok ? V : 1;
   // Blocks of LTX_ADALN_BLOCK_THREADS [128] threads beyond one wave: run H (H200, bf16),
@@ -582,6 +591,125 @@ void dispatch_adaln(at::Tensor& out, at::Tensor* residual_out, const at::Tensor&
   });
 }
 
+// ---- gated_residual ----
+
+template <typename T, typename M>
+struct GatedResidualParams {
+  T* out;         // [rows, D] at out_rows; may be x itself (in place)
+  const T* x;     // [rows, D] at x_rows
+  const T* y;     // [rows, D] at y_rows
+  const M* gate;  // one [D] row per x row at gate_b.offset(row)
+  Rows x_rows, y_rows, out_rows;
+  FastBcast gate_b;
+  int64_t rows;
+  int D;
+  int64_t row_blocks;  // blocks of blockDim.y rows
+  int64_t tiles;       // tiles of blockDim.x * UNROLL vectors per row
+};
+
+// Block (bx, by), thread (tx, ty): UNROLL vectors, blockDim.x apart, of tile by of row
+// bx * blockDim.y + ty. All loads of x, y and gate are issued before the first store (out may
+// be x, so the compiler keeps them in that order); the row offsets, the gate's through its
+// FastBcast, are computed once per row. The grid strides over row blocks and tiles beyond its
+// limits.
+template <typename T, typename M, int VEC, int UNROLL>
+__global__ void __launch_bounds__(kStreamThreads)
+gated_residual_kernel(const GatedResidualParams<T, M> p) {
+  const int64_t nvec = p.D / VEC;
+  for (int64_t rb = blockIdx.x; rb < p.row_blocks; rb += gridDim.x) {
+    const int64_t row = rb * blockDim.y + threadIdx.y;
+    if (row >= p.rows) return;  // the last row block's spare threads
+    const T* x = p.x + p.x_rows.offset(row);
+    const T* y = p.y + p.y_rows.offset(row);
+    const M* gate = p.gate + p.gate_b.offset(row);
+    T* out = p.out + p.out_rows.offset(row);
+    for (int64_t t = blockIdx.y; t < p.tiles; t += gridDim.y) {
+      const int64_t first = t * blockDim.x * UNROLL + threadIdx.x;
+      Vec<T, VEC> xv[UNROLL], yv[UNROLL];
+      Vec<M, VEC> gv[UNROLL];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const int64_t i = first + u * blockDim.x;
+        if (i < nvec) {
+          xv[u] = load_vec<T, VEC>(x + i * VEC);
+          yv[u] = load_vec<T, VEC>(y + i * VEC);
+          gv[u] = load_vec<M, VEC>(gate + i * VEC);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const int64_t i = first + u * blockDim.x;
+        if (i < nvec) {
+          float v[VEC];
+          gated_sum<T, M, VEC>(xv[u], yv[u], gv[u], /*has_gate=*/true, v);
+          store_floats<T, VEC>(out + i * VEC, v);
+        }
+      }
+    }
+  }
+}
+
+template <typename T, typename M>
+void launch_gated_residual(GatedResidualParams<T, M> p, cudaStream_t stream) {
+  // 16-byte vectors when D, every pointer and every row start allow them, as launch_adaln
+  // decides; scalar otherwise.
+  constexpr int V = kVec16<T>;
+  const bool vec_ok = p.D % V == 0 && is_aligned(p.x, 16) && is_aligned(p.y, 16) &&
+                      is_aligned(p.out, 16) && rows_multiple_of(p.x_rows, V) &&
+                      rows_multiple_of(p.y_rows, V) && rows_multiple_of(p.out_rows, V) &&
+                      mod_vec_ok<V>(p.gate, p.gate_b);
+  dispatch_vec<V>(vec_ok ? V : 1, [&](auto vec_c) {
+    constexpr int VC = decltype(vec_c)::value;
+    // 4 vectors of x and 4 of y a thread (eight 16-byte loads in flight besides the gate's,
+    // which per sample or [D] mostly hit in L2), 8 of each on the scalar path; not yet tuned
+    // on a GPU.
+    constexpr int U = VC == 1 ? 8 : 4;
+    const StreamConfig cfg = choose_stream_config(p.D / VC, p.rows, U);
+    p.tiles = cfg.tiles;
+    p.row_blocks = cfg.blocks / cfg.tiles;
+    // gridDim.x is at most 2^31 - 1 and gridDim.y 65535; the kernel strides over the rest.
+    const dim3 grid(static_cast<unsigned>(std::min<int64_t>(p.row_blocks, 0x7fffffff)),
+                    static_cast<unsigned>(std::min<int64_t>(p.tiles, 65535)));
+    const dim3 block(cfg.group, cfg.rows_per_block);
+    gated_residual_kernel<T, M, VC, U><<<grid, block, 0, stream>>>(p);
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Fills the params from the (checked) tensors and launches, with T and M (gate) bound.
+template <typename T, typename M>
+void run_gated_residual(at::Tensor& out, const at::Tensor& x, const at::Tensor& y,
+                        const at::Tensor& gate, const BcastRows& gate_b, cudaStream_t stream) {
+  GatedResidualParams<T, M> p{};
+  p.out = reinterpret_cast<T*>(out.data_ptr());
+  p.x = reinterpret_cast<const T*>(x.data_ptr());
+  p.y = reinterpret_cast<const T*>(y.data_ptr());
+  p.gate = reinterpret_cast<const M*>(gate.data_ptr());
+  const RowLayout xl = row_layout(x, "input");
+  p.x_rows = to_rows(xl);
+  p.y_rows = to_rows(row_layout(y, "y"));
+  p.out_rows = to_rows(row_layout(out, "out"));
+  p.gate_b = fast_bcast(gate_b, xl.rows);
+  p.rows = xl.rows;
+  p.D = static_cast<int>(x.size(-1));
+  launch_gated_residual(p, stream);
+}
+
+// Binds T from x's dtype and M from the gate's (T or float).
+inline void dispatch_gated_residual(at::Tensor& out, const at::Tensor& x, const at::Tensor& y,
+                                    const at::Tensor& gate, const BcastRows& gate_b) {
+  const c10::cuda::CUDAGuard guard(x.device());
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  LTX_DISPATCH_FLOAT_TYPES(x.scalar_type(), "input", [&] {
+    using T = scalar_t;
+    if (gate.scalar_type() == at::kFloat) {
+      run_gated_residual<T, float>(out, x, y, gate, gate_b, stream);
+    } else {
+      run_gated_residual<T, T>(out, x, y, gate, gate_b, stream);
+    }
+  });
+}
+
 }  // namespace ltx
 
 void adaln(at::Tensor& out, const at::Tensor& input, const at::Tensor& scale,
@@ -608,4 +736,14 @@ void gated_residual_adaln(at::Tensor& out, at::Tensor& residual_out, const at::T
                                                       shift, weight, bias, norm, eps);
   if (out.numel() == 0) return;
   dispatch_adaln<true>(out, &residual_out, x, &yr, gate, scale, shift, weight, bias, a, eps);
+}
+
+void gated_residual(at::Tensor& out, const at::Tensor& input, const at::Tensor& y,
+                    const at::Tensor& gate) {
+  using namespace ltx;
+  const at::Tensor x = contiguous_rows(input, "input");
+  const at::Tensor yr = contiguous_rows(y, "y");
+  const BcastRows gate_b = check_gated_residual_args(out, x, yr, gate);
+  if (out.numel() == 0) return;
+  dispatch_gated_residual(out, x, yr, gate, gate_b);
 }

@@ -1,6 +1,7 @@
-"""adaln and gated_residual_adaln: against float64 references on every backend, dtype, layout,
-norm and the DESIGN.md hidden sizes, with scale / shift / gate broadcast per tensor, per sample
-and per token; LTX-Video's own shapes and strided views; opcheck; torch.compile; bad inputs."""
+"""adaln, gated_residual_adaln and gated_residual: against float64 references on every backend,
+dtype, layout, norm and the DESIGN.md hidden sizes, with scale / shift / gate broadcast per
+tensor, per sample and per token; gated_residual bit for bit gated_residual_adaln's residual;
+LTX-Video's own shapes and strided views; opcheck; torch.compile; bad inputs."""
 
 from pathlib import Path
 
@@ -44,13 +45,15 @@ def ref_residual(x, y, gate):
 
 def check_adaln_and_gated(kernel, x, y, gate, scale, shift, norm):
     """adaln into a poisoned `out` (every element must be written) and gated_residual_adaln,
-    each against its reference; h's reference starts from the kernel's own x_new."""
+    each against its reference; h's reference starts from the kernel's own x_new; and
+    gated_residual, bit for bit x_new."""
     out = poisoned(x.shape, x.dtype, x.device)
     kernel.adaln(x, scale, shift, norm=norm, out=out)
     assert_close(out, ref_adaln(x, scale, shift, norm))
     x_new, h = kernel.gated_residual_adaln(x, y, gate, scale, shift, norm=norm)
     assert_close(x_new, ref_residual(x, y, gate))
     assert_close(h, ref_adaln(x_new, scale, shift, norm))
+    assert torch.equal(kernel.gated_residual(x, y, gate, out=out), x_new)
 
 
 def mod_shape(kind, lead, D):
@@ -365,6 +368,7 @@ def test_ltx_real_size(backend, per_token):
                                       residual_out=res)
     assert_close(x_new, ref_residual(x, attn, gate_msa))
     assert_close(h, ref_adaln(x_new, scale_mlp, shift_mlp))
+    assert torch.equal(k.gated_residual(x, attn, gate_msa), x_new)  # the attn1 residual
     k.adaln(x, scale_mlp, shift_mlp, norm="layer", out=out)  # the output head
     assert_close(out, ref_adaln(x, scale_mlp, shift_mlp, "layer"))
 
@@ -383,12 +387,16 @@ def test_opcheck(kernel, device):
                               (out, res, x, yb, gate, scale, shift, None, None, "rms", 1e-6))
         torch.library.opcheck(kernel.ops.gated_residual_adaln,
                               (out, res, x, yb, None, scale, shift, w, b, "layer", 1e-6))
+        torch.library.opcheck(kernel.ops.gated_residual, (out, x, yb, gate))
+        gate32 = make_mod("token", (2, 3), 64, torch.float32, device)
+        torch.library.opcheck(kernel.ops.gated_residual, (out, x, yb, gate32))
 
 
 @pytest.mark.kernels_ci
 @pytest.mark.parametrize("norm", NORMS)
 def test_compile(kernel, device, norm):
-    """fullgraph (no graph break), dynamic batch and sequence without recompiling."""
+    """fullgraph (no graph break), dynamic batch and sequence without recompiling; the three
+    ops, gated_residual also in place (out=x) on an intermediate."""
     D = 256
     dt = torch.bfloat16
     w = torch.randn(D, dtype=dt, device=device)
@@ -396,7 +404,9 @@ def test_compile(kernel, device, norm):
     def f(x, y, ada):
         shift, scale, gate = ada.unbind(dim=2)
         x_new, h = kernel.gated_residual_adaln(x * 2, y, gate, scale, shift, norm=norm, weight=w)
-        return x_new, kernel.adaln(h, scale, shift, norm=norm) + 1
+        r = kernel.gated_residual(x_new, y, gate)
+        kernel.gated_residual(r, h, gate, out=r)
+        return r, kernel.adaln(h, scale, shift, norm=norm) + 1
 
     torch._dynamo.reset()
     cf = torch.compile(f, fullgraph=True, dynamic=True)
@@ -463,6 +473,117 @@ def test_bad_inputs(kernel, device):
     if device.type == "cuda":
         raises("scale", adaln, x, s.cpu(), s)
         raises("weight", adaln, x, s, s, weight=torch.randn(D, dtype=dt))
+
+    # gated_residual: x, y and gate as gated_residual_adaln checks them, the gate's dtype x's or
+    # float32; out may be x itself and share memory with nothing else
+    gr = kernel.gated_residual
+    raises("input: dtype", gr, torch.ones(2, D, dtype=torch.int32, device=device), yb[0], s[0])
+    raises("input: the last dimension", gr, torch.randn(D, 6, dtype=dt, device=device).t(),
+           torch.randn(6, D, dtype=dt, device=device), s[0, 0])
+    raises("y: expected shape", gr, x, torch.randn(2, 4, D, dtype=dt, device=device), s)
+    raises("y: expected dtype", gr, x, yb.float(), s)
+    raises("gate: shape", gr, x, yb, torch.randn(2, 4, D, dtype=dt, device=device))
+    raises("gate: last dim", gr, x, yb, torch.randn(2, 1, D + 1, dtype=dt, device=device))
+    raises("gate: expected 1 to 3 dims", gr, x, yb,
+           torch.randn(1, 2, 3, D, dtype=dt, device=device))
+    raises("gate: dtype must match input", gr, x, yb, s.half())
+    raises("gate: the last dimension", gr, x, yb,
+           torch.randn(1, 2 * D, dtype=dt, device=device)[:, ::2])
+    raises("out: expected dtype", gr, x, yb, s, out=torch.empty(2, 3, D, device=device))
+    raises("out: expected shape", gr, x, yb, s,
+           out=torch.empty(2, 3, D + 1, dtype=dt, device=device))
+    raises("out: is written", gr, x, yb, s,
+           out=torch.empty(1, D, dtype=dt, device=device).expand(6, D).view(2, 3, D))
+    raises("out: must not share memory with y", gr, x, yb, s, out=yb)
+    per_token = torch.randn(2, 3, D, dtype=dt, device=device)
+    raises("out: must not share memory with gate", gr, x, yb, per_token, out=per_token)
+    rows = torch.randn(4, D, dtype=dt, device=device)  # out one row behind x: not in place
+    raises("out: must not share memory with input", gr, rows[:3], yb[0], s[0], out=rows[1:])
+    if device.type == "cuda":
+        raises("gate: expected a tensor on", gr, x, yb, s.cpu())
+        raises("y: expected a tensor on", gr, x, yb.cpu(), s)
+        raises("out: expected a tensor on", gr, x, yb, s, out=torch.empty_like(x, device="cpu"))
+
+
+# ---- gated_residual -----------------------------------------------------------------------
+
+
+def poisoned_like_layout(shape, dtype, device, layout):
+    """A NaN-filled output laid out as `make_input` lays out inputs."""
+    return make_input(shape, dtype, device, layout).fill_(float("nan"))
+
+
+def residual_via_adaln(kernel, x, y, gate):
+    """gated_residual_adaln's x_new for the same x, y and gate (gate as scale and shift too:
+    they must have its dtype)."""
+    return kernel.gated_residual_adaln(x, y, gate, gate, gate)[0]
+
+
+@pytest.mark.parametrize("gdtype", ["same", "fp32"])
+@pytest.mark.parametrize("gkind", ["D", "sample", "token"])
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("D", HIDDEN_SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gated_residual_reference(kernel, device, dtype, D, layout, gkind, gdtype):
+    """x, y and out in the layout (misaligned: the scalar path), against float64, and bit for
+    bit gated_residual_adaln's x_new."""
+    x = make_input((B, S, D), dtype, device, layout)
+    y = make_input((B, S, D), dtype, device, layout)
+    gate = make_mod(gkind, (B, S), D, torch.float32 if gdtype == "fp32" else dtype, device)
+    out = poisoned_like_layout((B, S, D), dtype, device, layout)
+    assert kernel.gated_residual(x, y, gate, out=out) is out
+    assert_close(out, ref_residual(x, y, gate))
+    assert torch.equal(out, residual_via_adaln(kernel, x, y, gate))
+    got = kernel.gated_residual(x, y, gate)  # allocated: contiguous, like x
+    assert got.is_contiguous() and got.dtype == dtype and torch.equal(got, out)
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("gkind", ["D", "sample", "token"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gated_residual_in_place(kernel, device, dtype, gkind, layout):
+    """out=x: x becomes x + y * gate (a strided or misaligned x too), the same bits as into a
+    new tensor."""
+    D = 776  # 97 16-byte vectors of 16-bit values
+    x = make_input((B, S, D), dtype, device, layout)
+    y = torch.randn(B, S, D, dtype=dtype, device=device)
+    gate = make_mod(gkind, (B, S), D, dtype, device)
+    want = kernel.gated_residual(x, y, gate)
+    assert kernel.gated_residual(x, y, gate, out=x) is x
+    assert torch.equal(x, want)
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("per_token", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gated_residual_ltx_block_views(kernel, device, dtype, per_token):
+    """LTX-Video's attn1 residual `x + attn * gate_msa`, gate_msa a strided view of the block's
+    `[B, T, 6, D]` modulation (T = 1 per sample, S per token); against the float64 reference
+    and the torch formula LTX writes (16-bit eager rounds the product and the sum: twice the
+    tolerance)."""
+    D, Sq = 256, 5
+    T = Sq if per_token else 1
+    ada = (0.5 * torch.randn(B, T, 6, D, device=device)).to(dtype)
+    gate_msa = ada.unbind(dim=2)[2]
+    assert not gate_msa.is_contiguous()
+    x = torch.randn(B, Sq, D, dtype=dtype, device=device)
+    attn = torch.randn(B, Sq, D, dtype=dtype, device=device)
+    out = kernel.gated_residual(x, attn, gate_msa)
+    assert_close(out, ref_residual(x, attn, gate_msa))
+    assert_close(out, (x + attn * gate_msa).double(), scale=2)
+    assert torch.equal(out, residual_via_adaln(kernel, x, attn, gate_msa))
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("shape", [(1, 2048), (2048,), (1, 1, 1), (0, 2048), (4, 0), (2, 0, 64)])
+def test_gated_residual_edge_shapes(kernel, device, shape):
+    x, y = torch.randn(shape, device=device), torch.randn(shape, device=device)
+    gate = torch.randn(shape[-1], device=device)
+    out = kernel.gated_residual(x, y, gate)
+    assert out.shape == x.shape
+    if x.numel():
+        assert_close(out, ref_residual(x, y, gate))
 
 
 # ---- layers (diffusers) ---------------------------------------------------------------------

@@ -71,6 +71,10 @@ def run_adaln(k, x):
                 bias=rnd(D, dtype=x.dtype))
         k.gated_residual_adaln(x, torch.randn_like(x), per_row, per_row, per_row, norm=norm)
         k.gated_residual_adaln(x, torch.randn_like(x), None, per_dim, per_dim, norm=norm)
+    y = torch.randn_like(x)
+    for gate in (per_row, per_sample, per_dim):
+        k.gated_residual(x, y, gate)
+    k.gated_residual(x, y, per_sample, out=x)  # in place
 
 
 def run_activation(k, x):

@@ -39,6 +39,8 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
       "Tensor? gate, Tensor scale, Tensor shift, Tensor? weight, Tensor? bias, str norm, "
       "float eps) -> ()");
   LTX_IMPL(ops, gated_residual_adaln);
+  ops.def("gated_residual(Tensor! out, Tensor input, Tensor y, Tensor gate) -> ()");
+  LTX_IMPL(ops, gated_residual);
   ops.def("rope(Tensor! out, Tensor input, Tensor cos, Tensor sin, bool interleaved) -> ()");
   LTX_IMPL(ops, rope);
   ops.def(

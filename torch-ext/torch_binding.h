@@ -40,6 +40,10 @@ void gated_residual_adaln(at::Tensor& out, at::Tensor& residual_out, const at::T
                           const std::optional<at::Tensor>& weight,
                           const std::optional<at::Tensor>& bias, c10::string_view norm,
                           double eps);
+// out = input + y * gate (rounded to input's dtype): gated_residual_adaln's residual_out alone;
+// out may be input itself.
+void gated_residual(at::Tensor& out, const at::Tensor& input, const at::Tensor& y,
+                    const at::Tensor& gate);
 // Rotary embedding: the first R = cos.size(-1) elements of each row of input rotated by pairs
 // (interleaved (2i, 2i+1), or split halves (i, i + R/2) as rotate_half), the rest copied;
 // cos / sin broadcast against input's rows.

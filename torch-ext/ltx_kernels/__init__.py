@@ -8,13 +8,14 @@ tensors, and `layers` holds drop-in modules for `kernels.kernelize`.
 from . import integrations, layers
 from ._ops import ops
 from .activation import geglu, gelu_tanh, silu, silu_and_mul
-from .adaln import adaln, gated_residual_adaln
+from .adaln import adaln, gated_residual, gated_residual_adaln
 from .rms_norm import fused_add_rms_norm, rms_norm
 from .rope import rms_norm_rope, rms_norm_rope_qk, rope, rope_qk
 
 __all__ = [
     "adaln",
     "fused_add_rms_norm",
+    "gated_residual",
     "gated_residual_adaln",
     "geglu",
     "gelu_tanh",

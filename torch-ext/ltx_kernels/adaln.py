@@ -1,5 +1,5 @@
-"""AdaLN: `norm(x) * (1 + scale) + shift`, and the gated residual step fused with it, as
-diffusion transformers (DiT, LTX-Video, FLUX, SD3) compute them; fp32 math, one pass."""
+"""AdaLN: `norm(x) * (1 + scale) + shift`, and the gated residual step fused with it or alone,
+as diffusion transformers (DiT, LTX-Video, FLUX, SD3) compute them; fp32 math, one pass."""
 
 from typing import Optional, Tuple
 
@@ -86,6 +86,36 @@ def gated_residual_adaln(
     return residual_out, out
 
 
+def gated_residual(
+    x: torch.Tensor,
+    y: torch.Tensor,
+    gate: torch.Tensor,
+    *,
+    out: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
+    """The gated residual step of a DiT / LTX-Video block where no norm follows it:
+    `x + y * gate`, in one pass.
+
+    fp32 math (the product, then the sum), rounded once to x's dtype: bit for bit
+    `gated_residual_adaln`'s `x_new` for the same inputs.
+
+    Args:
+        x: the residual stream `[..., D]`, float32 / float16 / bfloat16 (rows may be strided).
+        y: the branch output (attention, feed-forward), x's shape and dtype.
+        gate: broadcasts like adaln's scale (`[D]`, per sample `[B, 1, D]`, per token
+            `[B, S, D]`, never materialized); x's dtype or float32.
+        out: optional output, x's shape and dtype (rows may be strided); may be `x` itself
+            (in place), must not share memory with y or gate otherwise.
+
+    Returns:
+        `out`, `[..., D]`, x's dtype.
+    """
+    if out is None:
+        out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    ops.gated_residual(out, x, y, gate)
+    return out
+
+
 @torch.library.register_fake(add_op_namespace_prefix("adaln"))
 def _adaln_fake(out, x, scale, shift, weight, bias, norm, eps) -> None:
     return None
@@ -95,4 +125,9 @@ def _adaln_fake(out, x, scale, shift, weight, bias, norm, eps) -> None:
 def _gated_residual_adaln_fake(
     out, residual_out, x, y, gate, scale, shift, weight, bias, norm, eps
 ) -> None:
+    return None
+
+
+@torch.library.register_fake(add_op_namespace_prefix("gated_residual"))
+def _gated_residual_fake(out, x, y, gate) -> None:
     return None
