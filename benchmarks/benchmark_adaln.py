@@ -1,5 +1,5 @@
-"""`kernels benchmark .` workloads for adaln and gated_residual_adaln at LTX-Video shapes
-(per-sample scale/shift [B,1,D] and per-token [B,S,D])."""
+"""`kernels benchmark .` workloads for adaln, gated_residual_adaln and gated_residual at
+LTX-Video shapes (per-sample scale/shift/gate [B,1,D] and per-token [B,S,D])."""
 
 import sys
 from pathlib import Path
@@ -30,9 +30,13 @@ def adaln_ref(i):
     return (rms(i["x"]) * (1 + i["scale"].float()) + i["shift"].float()).to(i["x"].dtype)
 
 
+def residual_ref(i):
+    # x + y * gate in fp32, rounded once to x's dtype (the op's rounding)
+    return (i["x"].float() + i["y"].float() * i["gate"].float()).to(i["x"].dtype)
+
+
 def gated_ref(i):
-    # x + y * gate in fp32, rounded once to x's dtype (the op's rounding), then the norm
-    x = (i["x"].float() + i["y"].float() * i["gate"].float()).to(i["x"].dtype)
+    x = residual_ref(i)  # then the norm of the rounded sum
     return (rms(x) * (1 + i["scale"].float()) + i["shift"].float()).to(x.dtype)
 
 
@@ -51,5 +55,8 @@ for shape in SHAPES:
                 lambda k, i: k.gated_residual_adaln(i["x"], i["y"], i["gate"], i["scale"],
                                                     i["shift"], norm="rms", eps=1e-6)[1],
                 gated_ref))
+            WORKLOADS.append(Workload(
+                f"gated_residual_{tag}", make,
+                lambda k, i: k.gated_residual(i["x"], i["y"], i["gate"]), residual_ref))
 
 AdaLNBenchmark = benchmark_class("AdaLNBenchmark", WORKLOADS)

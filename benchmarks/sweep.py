@@ -319,6 +319,23 @@ def gated_residual_adaln_case(k, lf, shape, dt) -> Case:
                 unfused=unfused, unfused_nbytes=7 * x.numel() * es + 3 * gate.numel() * es)
 
 
+def gated_residual_case(k, lf, shape, dt) -> Case:
+    # LTX-Video's self-attention residual `x + attn * gate_msa`, gate per sample.
+    dtype = DTYPES[dt]
+    B, S, D = shape
+    x, y = rnd(shape, dtype), rnd(shape, dtype)
+    gate = rnd((B, 1, D), dtype, 0.1)
+    es = x.element_size()
+    nbytes = 3 * x.numel() * es + gate.numel() * es
+    impls = {
+        "ltx": lambda: k.gated_residual(x, y, gate),
+        "eager": lambda: gated_add(x, y, gate),
+        "compile": lambda: compiled(f"gr{shape}{dt}", gated_add)(x, y, gate),
+    }
+    return Case("gated_residual", "x".join(map(str, shape)), dt, nbytes, impls,
+                check=("ltx", lambda: gated_add(x, y, gate)))
+
+
 def gelu_tanh_case(k, lf, shape, dt) -> Case:
     x = rnd(shape, DTYPES[dt])
     f = lambda t: F.gelu(t, approximate="tanh")  # noqa: E731
@@ -517,6 +534,7 @@ TABLE: dict[str, tuple[Callable, list, list]] = {
     "adaln_per_token": (lambda k, lf, s, d: adaln_case(k, lf, s, d, per_token=True), LTX,
                         [(2, 2688, 2048)]),
     "gated_residual_adaln": (gated_residual_adaln_case, SEED_SHAPES + LTX, [(2, 2688, 2048)]),
+    "gated_residual": (gated_residual_case, SEED_SHAPES + LTX, [(2, 2688, 2048)]),
     "gelu_tanh": (gelu_tanh_case, [(2, 2688, 8192), (2, 2688, 16384), (1, 4096, 3072)],
                   [(2, 2688, 8192)]),
     "geglu": (lambda k, lf, s, d: gated_case("geglu", k, lf, s, d),

@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 SMALL = {
     "rms_norm": (1, 8, 256), "fused_add_rms_norm": (1, 8, 256), "adaln": (2, 8, 256),
     "adaln_per_token": (2, 8, 256), "gated_residual_adaln": (2, 8, 256),
+    "gated_residual": (2, 8, 256),
     "gelu_tanh": (2, 8, 256), "geglu": (2, 8, 512), "silu_and_mul": (1, 8, 512),
     "rope_qk": (1, 4, 8, 64), "rope_qk_gqa": (1, 8, 4, 2, 64),
     "rms_norm_rope": (2, 8, 256), "rms_norm_rope_qk": (2, 8, 256),
@@ -45,7 +46,7 @@ def test_sweep_cases(op, monkeypatch):
     for fn in case.impls.values():
         fn()
     # fused ops: every step of the unfused sequence runs, and it moves more bytes
-    fused = op not in ("rms_norm", "gelu_tanh", "rope_qk", "rope_qk_gqa")
+    fused = op not in ("rms_norm", "gated_residual", "gelu_tanh", "rope_qk", "rope_qk_gqa")
     assert (case.unfused is not None) == fused
     for _, fns in case.unfused or []:
         assert fns
