@@ -139,10 +139,14 @@ LTX_CALLS = {
     "::adaln": 1,  # norm1 of the first block
     # each block: x + attn2, norm2; x + ff * gate with the next block's norm1 or the head
     "::gated_residual_adaln": 2 * LTX_LAYERS,
+    "::gated_residual": LTX_LAYERS,  # each block's x + attn1 * gate
     "::rms_norm_rope_qk": LTX_LAYERS,  # attn1: q and k together
     "::rms_norm": 2 * LTX_LAYERS,  # attn2 (no rope): q and k
     "::gelu_tanh": LTX_LAYERS,
 }
+# Under torch.compile the gated residuals stay torch formulas (inductor fuses them with the
+# modulation table's add), the other ops are the same.
+LTX_COMPILED_CALLS = {**LTX_CALLS, "::gated_residual": 0}
 
 
 @pytest.mark.kernels_ci
@@ -239,6 +243,32 @@ def test_ltx_residual_modulated_norm_fallback(backend):
     assert rel_err(h, norm(ref_x) * (1 + scale) + shift) < FP32_RTOL
 
 
+@pytest.mark.kernels_ci
+def test_ltx_gated_add(backend):
+    """The gated residual step: one `gated_residual` where it gives the torch formula's dtype
+    and shape (a strided per-sample gate, as LTX's modulation views are), the torch formula
+    where it does not (a float32 gate promotes bfloat16 hidden states; a gate that broadcasts
+    x to a larger shape)."""
+    kernel = load_kernel(backend)
+    fn = kernel.integrations.diffusers._gated_add
+    g = torch.Generator().manual_seed(4)
+    x, y = (torch.randn(2, 6, 64, generator=g).to(backend, torch.bfloat16) for _ in range(2))
+    ada = torch.randn(2, 1, 6, 64, generator=g).to(backend, torch.bfloat16)
+    gate = ada.unbind(dim=2)[2]
+    assert count_ops(lambda: fn(x, y, gate), "::gated_residual") == 1
+    assert torch.equal(fn(x, y, gate), kernel.gated_residual(x, y, gate))
+    assert rel_err(fn(x, y, gate), x.double() + y.double() * gate.double()) < 4e-3
+
+    gate32 = gate.float()
+    assert count_ops(lambda: fn(x, y, gate32), "::gated_residual") == 0
+    got = fn(x, y, gate32)
+    assert got.dtype == torch.float32 and torch.equal(got, x + y * gate32)
+    per_token = torch.randn(2, 6, 64, generator=g).to(backend, torch.bfloat16)
+    x1, y1 = x[:, :1], y[:, :1]
+    assert count_ops(lambda: fn(x1, y1, per_token), "::gated_residual") == 0
+    assert torch.equal(fn(x1, y1, per_token), torch.addcmul(x1, y1, per_token))
+
+
 def test_ltx_block_hook_after_injection(backend):
     """A block whose forward is wrapped after the injection is called as diffusers calls it,
     the pending feed-forward residual applied first (the wrapper may read the block's output
@@ -261,9 +291,11 @@ def test_ltx_block_hook_after_injection(backend):
         injected_forward)
     assert rel_err(run(model, args, kw), run(ref, args, kw)) < FP32_RTOL
     calls = {op: count_ops(lambda: run(model, args, kw), op)
-             for op in ("::adaln", "::gated_residual_adaln")}
-    # fused up to the last block; its norm1 and the head unfused
-    assert calls == {"::adaln": 3, "::gated_residual_adaln": 2 * LTX_LAYERS - 2}
+             for op in ("::adaln", "::gated_residual_adaln", "::gated_residual")}
+    # fused up to the last block; its norm1 and the head unfused, the pending feed-forward
+    # residual applied before it and its own after it each a gated_residual
+    assert calls == {"::adaln": 3, "::gated_residual_adaln": 2 * LTX_LAYERS - 2,
+                     "::gated_residual": LTX_LAYERS + 2}
     last.forward = injected_forward
 
     hooks = pytest.importorskip("diffusers.hooks")
@@ -353,8 +385,8 @@ def test_ltx_compile_fullgraph(backend, per_token):
     compiled = torch.compile(model, fullgraph=True)
     out = run(compiled, args, kw)
     assert rel_err(out, ref) < FP32_RTOL
-    calls = {op: count_ops(lambda: run(compiled, args, kw), op) for op in LTX_CALLS}
-    assert calls == LTX_CALLS
+    calls = {op: count_ops(lambda: run(compiled, args, kw), op) for op in LTX_COMPILED_CALLS}
+    assert calls == LTX_COMPILED_CALLS
 
     # one block, as diffusers' compile_repeated_blocks compiles them
     block = model.transformer_blocks[0]
@@ -448,8 +480,8 @@ def test_ltx_compile_repeated_blocks(backend, per_token):
     model.compile_repeated_blocks(fullgraph=True)
     assert rel_err(run(model, args, kw), ref) < FP32_RTOL
     with torch._dynamo.config.patch(error_on_recompile=True):
-        calls = {op: count_ops(lambda: run(model, args, kw), op) for op in LTX_CALLS}
-    assert calls == LTX_CALLS
+        calls = {op: count_ops(lambda: run(model, args, kw), op) for op in LTX_COMPILED_CALLS}
+    assert calls == LTX_COMPILED_CALLS
     torch._dynamo.reset()
 
 

@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..adaln import adaln, gated_residual_adaln
+from ..adaln import adaln, gated_residual, gated_residual_adaln
 from ..layers.activation import DiffusersGELU, GeluTanh
 from ..layers.adaln import (
     AdaLayerNormContinuous,
@@ -133,8 +133,17 @@ def _residual_modulated_norm(norm: nn.Module, x: torch.Tensor, y: torch.Tensor,
 
 
 def _gated_add(x: torch.Tensor, y: torch.Tensor, gate: torch.Tensor) -> torch.Tensor:
-    """`x + y * gate`: one fused pass (`addcmul`, rounded once) when the dtypes agree."""
-    if x.dtype == y.dtype == gate.dtype:
+    """`x + y * gate` (LTX's gated residuals, gate `[B, 1, D]` or `[B, S, D]`): eagerly one
+    `gated_residual` pass (fp32 math, rounded once) where it gives the formula's dtype and
+    shape. Under torch.compile the torch formula stays (`addcmul` when the dtypes agree):
+    inductor fuses it with the modulation-table add (`scale_shift_table + temb`) that makes
+    the gate, in one kernel, which a custom op would split."""
+    same_dtype = x.dtype == y.dtype == gate.dtype
+    if (same_dtype and not torch.compiler.is_compiling() and y.shape == x.shape
+            and y.device == x.device and gate.device == x.device and _rows_ok(x, y, gate)
+            and torch.broadcast_shapes(gate.shape, x.shape) == x.shape):
+        return gated_residual(x, y, gate)
+    if same_dtype:
         return torch.addcmul(x, y, gate)
     return x + y * gate
 
@@ -313,10 +322,10 @@ class LTXVideoKernelAttnProcessor(_KernelAttnProcessor):
 def _ltx_block_forward(self, hidden_states, encoder_hidden_states, temb, image_rotary_emb=None,
                        encoder_attention_mask=None, *, ltx_pending=None, ltx_defer=False):
     """`LTXVideoTransformerBlock.forward`: norm1 + modulation -> `adaln`; `x + attn1 * gate`
-    and `x + ff * gate` -> `addcmul` (one pass); `x + attn2` then norm2 + modulation ->
-    `gated_residual_adaln`. The modulation (`scale_shift_table + temb`) is `[B, 1, D]` per
-    sample or `[B, S, D]` per token, views into one `[B, T, 6, D]` tensor (the kernels read
-    them by strides).
+    and `x + ff * gate` -> `gated_residual` (`_gated_add`: the torch formula under
+    torch.compile); `x + attn2` then norm2 + modulation -> `gated_residual_adaln`. The
+    modulation (`scale_shift_table + temb`) is `[B, 1, D]` per sample or `[B, S, D]` per
+    token, views into one `[B, T, 6, D]` tensor (the kernels read them by strides).
 
     Two keyword-only extras let the injected transformer forward fuse the feed-forward
     residual of one block with the norm that follows it (the next block's norm1, or the
@@ -475,7 +484,8 @@ def _ltx_transformer_forward(self, hidden_states, encoder_hidden_states, timeste
 
 
 LTX_KINDS = {
-    "block": "LTXVideoTransformerBlock: norm1/norm2 + modulation -> adaln / gated_residual_adaln",
+    "block": ("LTXVideoTransformerBlock: norm1/norm2 + modulation -> adaln / "
+              "gated_residual_adaln; gated residuals -> gated_residual"),
     "attn": "LTXAttention processor: norm_q/norm_k + rope -> rms_norm_rope_qk (rms_norm without "
             "rope)",
     "gelu": "GELU(tanh) feed-forward activation -> gelu_tanh",
@@ -490,8 +500,9 @@ def inject_ltx_video(transformer, *, verbose: bool = False) -> InjectionReport:
     kernels, in place:
 
     - each `LTXVideoTransformerBlock`: norm1 + modulation -> `adaln`; the attn2 residual and
-      norm2 + modulation -> `gated_residual_adaln`; the gated residuals -> one `addcmul`
-      (the feed-forward one only where it is not fused across blocks, below);
+      norm2 + modulation -> `gated_residual_adaln`; the gated residuals -> `gated_residual`
+      (the feed-forward one only where it is not fused across blocks, below; under
+      torch.compile the torch formula, which inductor fuses with the modulation table);
     - each `LTXAttention` (default processor only): `norm_q` / `norm_k` + rope ->
       `rms_norm_rope_qk` (across heads, interleaved, q and k in one call) with rope, `rms_norm`
       without (attn2);
@@ -503,7 +514,7 @@ def inject_ltx_video(transformer, *, verbose: bool = False) -> InjectionReport:
       together with the output head, each in one `gated_residual_adaln`; so a forward runs
       `adaln` once (the first norm1). A block called on its own, by diffusers' forward (LoRA
       scale, gradient checkpointing), or wrapped by a hook set after the injection (caching,
-      block-level group offloading) applies its feed-forward residual with `addcmul`.
+      block-level group offloading) applies its feed-forward residual with `gated_residual`.
 
     Weight-less norms, per-sample (`temb` `[B, 1, ...]`) and per-token (`[B, S, ...]`)
     timesteps are handled. Call it before `enable_model_cpu_offload()` and before
