@@ -168,16 +168,17 @@ __global__ void __launch_bounds__(CHUNKS == 0 ? kMaxStreamThreads : 256)
   }
 }
 
-// Threads per row and items per thread. As choose_row_config (launch.cuh): about four 16-byte
-// loads of each tensor's x in flight per thread (4 items interleaved, 2 split: a split item is
-// two loads), sub-warp groups for short rows; here the cached path keeps blocks at 256 threads
-// and at most 64 cached floats a thread (for all NT tensors together), and rows beyond that
-// stream (CHUNKS = 0) with up to 512 threads. LTX_NORM_ROPE_LOADS (for experiments) sets the
-// loads a thread keeps in flight over all NT tensors instead (default 4 * NT).
+// Threads per row and items per thread: LTX_NORM_ROPE_LOADS [2] 16-byte loads of x in flight
+// per thread over all NT tensors (an interleaved item is one load, a split item two), sub-warp
+// groups for short rows; the cached path keeps blocks at 256 threads and at most 64 cached
+// floats a thread, and rows beyond that stream (CHUNKS = 0) with up to 512 threads. Run L call
+// 2 (H200, bf16, LTX shapes): 2 loads (the LTX q / k pair: one item of each a thread, 256
+// threads a row) 13-23% faster than the earlier 4 per tensor (8 over q and k: 127 registers,
+// 2 blocks a SM), and 4 over both 11-16%; rms_norm_rope (one tensor) 5-7% faster with 2.
 inline RowConfig choose_norm_rope_config(int items, int item_floats, int vec, int nt) {
-  static const int loads = env_int("LTX_NORM_ROPE_LOADS", 0);
+  static const int loads = env_int("LTX_NORM_ROPE_LOADS", 2);
   const int loads_per_item = item_floats / vec;  // 1 interleaved, 2 split or scalar
-  const int per_thread = std::max(1, (loads > 0 ? loads / nt : 4) / loads_per_item);
+  const int per_thread = std::max(1, loads / nt / loads_per_item);
   const int want = (items + per_thread - 1) / per_thread;
   RowConfig c{};
   c.group = want <= 32 ? next_pow2(std::max(want, 1)) : std::min(256, (want + 31) / 32 * 32);
