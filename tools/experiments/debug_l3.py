@@ -75,7 +75,7 @@ def compare(name, model, args, kw):
 for per_token in (False,):
     args, kw = ltx_inputs(torch.float32, dev, per_token)
     compare("uninjected", tiny_ltx().to(dev), args, kw)
-    for name, patches in VARIANTS:
+    for name, patches in VARIANTS[:int(sys.argv[2]) if len(sys.argv) > 2 else None]:
         saved = {key: getattr(*key) for key in patches}
         for (mod, attr), fn in patches.items():
             setattr(mod, attr, fn)

@@ -387,11 +387,16 @@ def _ltx_rope_tables(rope: nn.Module, hidden_states: torch.Tensor, num_frames, h
     every sample's tables are the same: computed here for one sample and expanded over the
     batch (stride 0), they take 1/B of the module's work and memory, and `rms_norm_rope_qk`
     reads each table row once for all samples (the rows that share it run side by side). With
-    per-sample coordinates, or a scale that is not one number, the module runs as is."""
+    per-sample coordinates, or a scale that is not one number, the module runs as is; and
+    under torch.compile too: torch 2.11's inductor on CUDA computed wrong values from the
+    expanded tables (run L: the compiled tiny LTX model 3.4e-2 off its eager self in fp32,
+    1.2e-7 with the module's own tables; the 2B model's bf16 prediction 1.28e-2 off eager
+    instead of 6.8e-3), so compiled models read per-sample tables."""
     batch = hidden_states.size(0)
     scalars = rope_interpolation_scale is None or all(
         not isinstance(v, torch.Tensor) or v.numel() == 1 for v in rope_interpolation_scale)
-    if video_coords is not None or batch == 1 or not scalars:
+    if (video_coords is not None or batch == 1 or not scalars
+            or torch.compiler.is_compiling()):
         return rope(hidden_states, num_frames, height, width, rope_interpolation_scale,
                     video_coords)
     cos, sin = rope(hidden_states[:1], num_frames, height, width, rope_interpolation_scale, None)
