@@ -513,9 +513,9 @@ def qk_inputs(shape, dtype, device, layout):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_rms_norm_rope_qk_reference(kernel, device, dtype, D, interleaved, wkind, layout):
     """q and k of one shape (one launch for both on CUDA): each against its float64
-    reference, and bit for bit what rms_norm_rope gives for each alone where the two choose
-    the same threads per row (always on the CPU; on CUDA when one row fits the cache limit for
-    two)."""
+    reference, and on the CPU bit for bit what rms_norm_rope gives for each alone. (On CUDA the
+    pair runs at half the items a thread of one tensor, LTX_NORM_ROPE_LOADS, so its row sums
+    are added in another order: each is held to the reference only.)"""
     q, k = qk_inputs((2, 3, D), dtype, device, layout)
     wq = make_weight(wkind, D, dtype, device)
     wk = None if wq is None else wq * 0.5 + 0.25
@@ -526,7 +526,7 @@ def test_rms_norm_rope_qk_reference(kernel, device, dtype, D, interleaved, wkind
     assert yq is qo and yk is ko
     assert_close(yq, ref_rms_norm_rope(q, wq, cos, sin, 1e-5, interleaved))
     assert_close(yk, ref_rms_norm_rope(k, wk, cos, sin, 1e-5, interleaved))
-    if device.type == "cpu" or D <= 2048:
+    if device.type == "cpu":
         sq = kernel.rms_norm_rope(q, wq, cos, sin, 1e-5, interleaved=interleaved)
         sk = kernel.rms_norm_rope(k, wk, cos, sin, 1e-5, interleaved=interleaved)
         assert torch.equal(yq, sq) and torch.equal(yk, sk)
