@@ -510,7 +510,8 @@ def inject_ltx_video(transformer, *, verbose: bool = False) -> InjectionReport:
       torch.compile the torch formula, which inductor fuses with the modulation table);
     - each `LTXAttention` (default processor only): `norm_q` / `norm_k` + rope ->
       `rms_norm_rope_qk` (across heads, interleaved, q and k in one call) with rope, `rms_norm`
-      without (attn2);
+      without (attn2); the rope tables, eagerly, computed for one sample and expanded over the
+      batch (`_ltx_rope_tables`);
     - each feed-forward `GELU(approximate="tanh")` -> `gelu_tanh`;
     - the output head: LayerNorm + `* (1 + scale) + shift` -> `adaln(norm="layer")`, or
       with the last block's feed-forward residual `gated_residual_adaln(norm="layer")`;
