@@ -248,7 +248,7 @@ def test_ltx_gated_add(backend):
     """The gated residual step: one `gated_residual` where it gives the torch formula's dtype
     and shape (a strided per-sample gate, as LTX's modulation views are), the torch formula
     where it does not (a float32 gate promotes bfloat16 hidden states; a gate that broadcasts
-    x to a larger shape)."""
+    x to a larger shape, in a dim or by having more dims)."""
     kernel = load_kernel(backend)
     fn = kernel.integrations.diffusers._gated_add
     g = torch.Generator().manual_seed(4)
@@ -267,6 +267,9 @@ def test_ltx_gated_add(backend):
     x1, y1 = x[:, :1], y[:, :1]
     assert count_ops(lambda: fn(x1, y1, per_token), "::gated_residual") == 0
     assert torch.equal(fn(x1, y1, per_token), torch.addcmul(x1, y1, per_token))
+    extra_dim = gate.unsqueeze(0)  # [1, 2, 1, 64]: broadcasts x to [1, 2, 6, 64]
+    assert count_ops(lambda: fn(x, y, extra_dim), "::gated_residual") == 0
+    assert fn(x, y, extra_dim).shape == (1, 2, 6, 64)
 
 
 def test_ltx_block_hook_after_injection(backend):

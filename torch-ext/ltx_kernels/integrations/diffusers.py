@@ -132,6 +132,14 @@ def _residual_modulated_norm(norm: nn.Module, x: torch.Tensor, y: torch.Tensor,
                                 eps=eps)
 
 
+def _broadcasts_to(t: torch.Tensor, x: torch.Tensor) -> bool:
+    """Whether t broadcasts to x's shape (each of t's dims, aligned to the right, 1 or x's).
+    Written out: `torch.broadcast_shapes` took ~14 us a call on the development CPU, as much as
+    the rest of an eager `_gated_add`."""
+    return t.dim() <= x.dim() and all(a == 1 or a == b
+                                      for a, b in zip(reversed(t.shape), reversed(x.shape)))
+
+
 def _gated_add(x: torch.Tensor, y: torch.Tensor, gate: torch.Tensor) -> torch.Tensor:
     """`x + y * gate` (LTX's gated residuals, gate `[B, 1, D]` or `[B, S, D]`): eagerly one
     `gated_residual` pass (fp32 math, rounded once) where it gives the formula's dtype and
@@ -141,7 +149,7 @@ def _gated_add(x: torch.Tensor, y: torch.Tensor, gate: torch.Tensor) -> torch.Te
     same_dtype = x.dtype == y.dtype == gate.dtype
     if (same_dtype and not torch.compiler.is_compiling() and y.shape == x.shape
             and y.device == x.device and gate.device == x.device and _rows_ok(x, y, gate)
-            and torch.broadcast_shapes(gate.shape, x.shape) == x.shape):
+            and _broadcasts_to(gate, x)):
         return gated_residual(x, y, gate)
     if same_dtype:
         return torch.addcmul(x, y, gate)
