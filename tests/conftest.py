@@ -96,9 +96,12 @@ def assert_close(out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype | None
     torch.testing.assert_close(o, r, atol=tol["atol"] * scale, rtol=tol["rtol"] * scale)
 
 
-def poisoned(shape, dtype, device) -> torch.Tensor:
-    """An output buffer full of NaN: an element the kernel does not write stays NaN."""
-    return torch.full(shape, float("nan"), dtype=dtype, device=device)
+def poisoned(shape, dtype, device, layout: str = "contiguous") -> torch.Tensor:
+    """An output buffer full of NaN: an element the kernel does not write stays NaN; laid out
+    as `make_input` lays out inputs."""
+    if layout == "contiguous":
+        return torch.full(shape, float("nan"), dtype=dtype, device=device)
+    return make_input(shape, dtype, device, layout).fill_(float("nan"))
 
 
 def make_input(shape, dtype, device, layout: str = "contiguous") -> torch.Tensor:

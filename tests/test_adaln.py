@@ -508,11 +508,6 @@ def test_bad_inputs(kernel, device):
 # ---- gated_residual -----------------------------------------------------------------------
 
 
-def poisoned_like_layout(shape, dtype, device, layout):
-    """A NaN-filled output laid out as `make_input` lays out inputs."""
-    return make_input(shape, dtype, device, layout).fill_(float("nan"))
-
-
 def residual_via_adaln(kernel, x, y, gate):
     """gated_residual_adaln's x_new for the same x, y and gate (gate as scale and shift too:
     they must have its dtype)."""
@@ -530,7 +525,7 @@ def test_gated_residual_reference(kernel, device, dtype, D, layout, gkind, gdtyp
     x = make_input((B, S, D), dtype, device, layout)
     y = make_input((B, S, D), dtype, device, layout)
     gate = make_mod(gkind, (B, S), D, torch.float32 if gdtype == "fp32" else dtype, device)
-    out = poisoned_like_layout((B, S, D), dtype, device, layout)
+    out = poisoned((B, S, D), dtype, device, layout)
     assert kernel.gated_residual(x, y, gate, out=out) is out
     assert_close(out, ref_residual(x, y, gate))
     assert torch.equal(out, residual_via_adaln(kernel, x, y, gate))

@@ -601,7 +601,7 @@ def test_rms_norm_rope_shared_tables(kernel, device, dtype, xshape, tshape, how,
     cos, sin = tables(tshape, dtype, device)
     if how == "expand":
         cos, sin = cos.expand(*xshape), sin.expand(*xshape)
-    out = make_input(xshape, dtype, device, "strided").fill_(float("nan"))
+    out = poisoned(xshape, dtype, device, "strided")
     kernel.rms_norm_rope(q, wq, cos, sin, 1e-5, interleaved=interleaved, out=out)
     assert_close(out, ref_rms_norm_rope(q, wq, cos, sin, 1e-5, interleaved))
     yq, yk = kernel.rms_norm_rope_qk(q, k, wq, None, cos, sin, 1e-5, interleaved=interleaved)
