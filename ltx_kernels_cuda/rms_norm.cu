@@ -227,7 +227,7 @@ __global__ void rms_norm_staged_kernel(const RmsNormParams<T, W, O> p) {
     for (int i = lane; i < nvec; i += G) {
       float v[VEC];
       rms_norm_load<T, VEC, ADD>(sx, sres, res, i, v);
-      if constexpr (ADD) store_floats<T, VEC>(sx + i * VEC, v);  // exact: v is rounded to T
+      if constexpr (ADD) store_floats_shared<T, VEC>(sx + i * VEC, v);  // exact: v is rounded to T
 #pragma unroll
       for (int k = 0; k < VEC; ++k) ss += v[k] * v[k];
     }

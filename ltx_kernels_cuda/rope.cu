@@ -210,8 +210,8 @@ struct PackedItem {
     if constexpr (kVecs == 2) a[1] = load_vec<T, VEC>(row + pb);
   }
   __device__ __forceinline__ void store(T* row, int pa, int pb) const {
-    *reinterpret_cast<Vec<T, VEC>*>(row + pa) = a[0];
-    if constexpr (kVecs == 2) *reinterpret_cast<Vec<T, VEC>*>(row + pb) = a[1];
+    store_vec<T, VEC>(row + pa, a[0]);
+    if constexpr (kVecs == 2) store_vec<T, VEC>(row + pb, a[1]);
   }
   // A copy the compiler must treat as new in every iteration of a loop, so that it widens the
   // copy where it is used instead of hoisting the widened floats out of the loop (loop-invariant

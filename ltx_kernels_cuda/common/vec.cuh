@@ -9,6 +9,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace ltx {
@@ -58,9 +59,34 @@ __device__ __forceinline__ void load_floats(const T* p, float (&f)[N]) {
   to_floats(load_vec<T, N>(p), f);
 }
 
-// Rounds N floats to T and stores them at p (aligned to the vector size when N > 1).
+// Stores N values of T at p, a global-memory address aligned to the vector size, in one
+// instruction. A plain store of the Vec struct (or of a uint4 made from it) reached PTX as four
+// st.global.u32 in the streaming kernels (activation, gated_residual: four L1 -> L2 requests
+// per 16 bytes; run M), while the norms' stores stayed st.global.v4; so 16- and 8-byte vectors
+// are stored with st.global.v4.b32 / v2.b32. The "memory" clobber keeps the compiler from
+// moving other memory accesses across the store, as it would not move them across a plain
+// store to p that may alias them (out may be x).
 template <typename T, int N>
-__device__ __forceinline__ void store_floats(T* p, const float (&f)[N]) {
+__device__ __forceinline__ void store_vec(T* p, const Vec<T, N>& v) {
+  constexpr int kBytes = static_cast<int>(sizeof(T)) * N;
+  if constexpr (kBytes == 16) {
+    uint32_t w[4];
+    memcpy(w, &v, 16);
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]),
+                 "r"(w[2]), "r"(w[3])
+                 : "memory");
+  } else if constexpr (kBytes == 8) {
+    uint32_t w[2];
+    memcpy(w, &v, 8);
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(w[0]), "r"(w[1]) : "memory");
+  } else {
+    *reinterpret_cast<Vec<T, N>*>(p) = v;
+  }
+}
+
+// N floats rounded to T (packed bf16 pairs on sm_80+).
+template <typename T, int N>
+__device__ __forceinline__ Vec<T, N> round_vec(const float (&f)[N]) {
   Vec<T, N> v;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr bool kPacked = std::is_same_v<T, __nv_bfloat16> && N % 2 == 0;
@@ -78,7 +104,20 @@ __device__ __forceinline__ void store_floats(T* p, const float (&f)[N]) {
 #pragma unroll
     for (int i = 0; i < N; ++i) v.v[i] = from_float<T>(f[i]);
   }
-  *reinterpret_cast<Vec<T, N>*>(p) = v;
+  return v;
+}
+
+// Rounds N floats to T and stores them at p, in global memory (aligned to the vector size when
+// N > 1).
+template <typename T, int N>
+__device__ __forceinline__ void store_floats(T* p, const float (&f)[N]) {
+  store_vec<T, N>(p, round_vec<T, N>(f));
+}
+
+// The same into shared memory (the staged rows), where the plain store is one STS.128.
+template <typename T, int N>
+__device__ __forceinline__ void store_floats_shared(T* p, const float (&f)[N]) {
+  *reinterpret_cast<Vec<T, N>*>(p) = round_vec<T, N>(f);
 }
 
 // 16 bytes of T: 4 floats or 8 halves / bf16s.
