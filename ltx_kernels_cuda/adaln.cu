@@ -371,7 +371,7 @@ __global__ void adaln_staged_kernel(const AdaLNParams<T, M, W> p) {
             float v[VEC];
             gated_sum<T, M, VEC>(xv[b], yv[b], gv, has_gate, v);
             store_floats<T, VEC>(res + i * VEC, v);
-            store_floats<T, VEC>(sx + i * VEC, v);  // exact: v is already rounded to T
+            store_floats_shared<T, VEC>(sx + i * VEC, v);  // exact: v is already rounded to T
             accumulate_row<VEC, LAYER>(v, sum, ss);
           }
         }
@@ -612,8 +612,8 @@ struct GatedResidualParams {
 // be x, so the compiler keeps them in that order); the row offsets, the gate's through its
 // FastBcast, are computed once per row. The grid strides over row blocks and tiles beyond its
 // limits.
-template <typename T, typename M, int VEC, int UNROLL>
-__global__ void __launch_bounds__(kStreamThreads)
+template <typename T, typename M, int VEC, int UNROLL, int MIN_BLOCKS>
+__global__ void __launch_bounds__(kStreamThreads, MIN_BLOCKS)
 gated_residual_kernel(const GatedResidualParams<T, M> p) {
   const int64_t nvec = p.D / VEC;
   for (int64_t rb = blockIdx.x; rb < p.row_blocks; rb += gridDim.x) {
@@ -660,19 +660,43 @@ void launch_gated_residual(GatedResidualParams<T, M> p, cudaStream_t stream) {
                       mod_vec_ok<V>(p.gate, p.gate_b);
   dispatch_vec<V>(vec_ok ? V : 1, [&](auto vec_c) {
     constexpr int VC = decltype(vec_c)::value;
-    // 2 vectors of x and 2 of y a thread (80 registers for 16-bit x on sm_90: 3 blocks of 256
-    // threads a SM; with a bound of 4 blocks the bf16 instances spill), 4 scalars of each on
-    // the scalar path. Run L call 2 (H200, bf16, 2x2688x2048): 4 and 4 a thread took 127
-    // registers (2 blocks a SM) and 31.8 us, 49% of the copy (torch.compile: 22.3 us).
-    constexpr int U = VC == 1 ? 4 : 2;
-    const StreamConfig cfg = choose_stream_config(p.D / VC, p.rows, U);
-    p.tiles = cfg.tiles;
-    p.row_blocks = cfg.blocks / cfg.tiles;
-    // gridDim.x is at most 2^31 - 1 and gridDim.y 65535; the kernel strides over the rest.
-    const dim3 grid(static_cast<unsigned>(std::min<int64_t>(p.row_blocks, 0x7fffffff)),
-                    static_cast<unsigned>(std::min<int64_t>(p.tiles, 65535)));
-    const dim3 block(cfg.group, cfg.rows_per_block);
-    gated_residual_kernel<T, M, VC, U><<<grid, block, 0, stream>>>(p);
+    // 2 vectors of x and 2 of y a thread (80 registers for bf16 x on sm_90: 3 blocks of 256
+    // threads a SM; fp16 56), 4 scalars of each on the scalar path. Run L call 2 (H200, bf16,
+    // 2x2688x2048): 4 and 4 a thread took 127 registers (2 blocks a SM) and 31.8 us, 49% of
+    // the copy (torch.compile: 22.3 us); 2 and 2, 28.5 us. Knobs for the vector path (run M):
+    // LTX_GATED_RESIDUAL_VECS [2] vectors of x a thread (1, 2 or 4), LTX_GATED_RESIDUAL_MIN_BLOCKS
+    // [1] 4 for a bound of 4 blocks of 256 threads a SM (at most 64 registers).
+    static const int vecs = env_int("LTX_GATED_RESIDUAL_VECS", 2);
+    static const int min_blocks = env_int("LTX_GATED_RESIDUAL_MIN_BLOCKS", 1);
+    auto launch = [&](auto u_c, auto minb_c) {
+      constexpr int U = decltype(u_c)::value;
+      const StreamConfig cfg = choose_stream_config(p.D / VC, p.rows, U);
+      p.tiles = cfg.tiles;
+      p.row_blocks = cfg.blocks / cfg.tiles;
+      // gridDim.x is at most 2^31 - 1 and gridDim.y 65535; the kernel strides over the rest.
+      const dim3 grid(static_cast<unsigned>(std::min<int64_t>(p.row_blocks, 0x7fffffff)),
+                      static_cast<unsigned>(std::min<int64_t>(p.tiles, 65535)));
+      const dim3 block(cfg.group, cfg.rows_per_block);
+      gated_residual_kernel<T, M, VC, U, decltype(minb_c)::value><<<grid, block, 0, stream>>>(p);
+    };
+    if constexpr (VC == 1) {
+      launch(IntC<4>{}, IntC<1>{});
+    } else {
+      auto with_u = [&](auto minb_c) {
+        if (vecs == 1) {
+          launch(IntC<1>{}, minb_c);
+        } else if (vecs >= 4) {
+          launch(IntC<4>{}, minb_c);
+        } else {
+          launch(IntC<2>{}, minb_c);
+        }
+      };
+      if (min_blocks >= 4) {
+        with_u(IntC<4>{});
+      } else {
+        with_u(IntC<1>{});
+      }
+    }
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
