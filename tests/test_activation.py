@@ -357,6 +357,68 @@ def test_layer_matches_diffusers_gelu(kernel, device, dtype, approximate):
     assert_close(y, ref.double())
 
 
+def ref_linear_gelu_tanh(x, w, b):
+    y = F.linear(x.double(), w.double(), None if b is None else b.double())
+    return F.gelu(y, approximate="tanh")
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("lead", [(2, 9), (37,), (1,)])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_linear_gelu_tanh(kernel, device, dtype, bias, lead):
+    """Against float64 `gelu(linear(x), tanh)`. On CUDA with a bias (and more than one row) the
+    GELU runs in cuBLASLt's epilogue on the fp32 accumulator (one rounding); elsewhere the
+    product is rounded to the dtype before `gelu_tanh` rounds again (hence the doubled
+    tolerance there)."""
+    K, N = 256, 384
+    x = torch.randn(*lead, K, dtype=dtype, device=device)
+    w = (torch.randn(N, K, device=device) / math.sqrt(K)).to(dtype)
+    b = torch.randn(N, dtype=dtype, device=device) if bias else None
+    y = kernel.linear_gelu_tanh(x, w, b)
+    assert y.shape == (*lead, N) and y.dtype == dtype
+    # PyTorch takes cuBLASLt for more than one row (one row: the product, then the GELU).
+    epilogue = device.type == "cuda" and bias and math.prod(lead) > 1
+    assert_close(y, ref_linear_gelu_tanh(x, w, b), scale=1 if epilogue else 2)
+
+
+@pytest.mark.kernels_ci
+def test_linear_gelu_tanh_compile(kernel, device):
+    """fullgraph, and the compiled call gives the eager call's values (the same cuBLASLt call on
+    CUDA, the same gelu_tanh kernel elsewhere; only the product may be ordered differently)."""
+    x = torch.randn(3, 50, 256, dtype=torch.bfloat16, device=device)
+    w = (torch.randn(512, 256, device=device) / 16).to(torch.bfloat16)
+    b = torch.randn(512, dtype=torch.bfloat16, device=device)
+    torch._dynamo.reset()
+    cf = torch.compile(kernel.linear_gelu_tanh, fullgraph=True)
+    assert_close(cf(x, w, b), kernel.linear_gelu_tanh(x, w, b).double())
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_layer_diffusers_gelu_in_matmul(kernel, device, dtype):
+    """diffusers' GELU(tanh) with the GELU in the projection's matmul; its erf GELU and a
+    projection that is not a plain nn.Linear (a wrapper with its own forward, here adding 1)
+    keep their own forward."""
+    from diffusers.models.activations import GELU
+
+    class Plus1Linear(torch.nn.Linear):
+        def forward(self, x):
+            return super().forward(x) + 1
+
+    layer = kernel.layers.DiffusersGELUInMatmul
+    x = torch.randn(2, 9, 256, dtype=dtype, device=device)
+    for approximate in ("tanh", "none"):
+        m = GELU(256, 512, approximate=approximate).to(device=device, dtype=dtype)
+        # diffusers rounds the product to the dtype before its GELU; the epilogue does not.
+        assert_close(layer.forward(m, x), m(x).double(), scale=2)
+    m = GELU(256, 512, approximate="tanh").to(device=device, dtype=dtype)
+    wrapped = Plus1Linear(256, 512).to(device=device, dtype=dtype)
+    wrapped.load_state_dict(m.proj.state_dict())
+    m.proj = wrapped
+    assert_close(layer.forward(m, x), m(x).double())
+
+
 @pytest.mark.kernels_ci
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_layer_matches_diffusers_geglu(kernel, device, dtype):

@@ -177,6 +177,38 @@ def test_ltx_report_and_reinjection(backend):
         kernel.integrations.inject_ltx_video(torch.nn.Linear(4, 4))
 
 
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_ltx_gelu_in_matmul(backend, dtype):
+    """`gelu_in_matmul=True`: each feed-forward's projection + GELU through `linear_gelu_tanh`
+    (cuBLASLt's GELU epilogue on CUDA: no gelu_tanh call left there; gelu_tanh on the CPU),
+    switched to from a default injection; the output as accurate as the default's, eagerly and
+    compiled (fullgraph)."""
+    kernel = load_kernel(backend)
+    kinds = kernel.integrations.diffusers.LTX_KINDS
+    model = tiny_ltx()
+    ref64 = copy.deepcopy(model).double().to(backend)
+    eager = copy.deepcopy(model).to(device=backend, dtype=dtype)
+    kernel.integrations.inject_ltx_video(model)
+    report = kernel.integrations.inject_ltx_video(model, gelu_in_matmul=True)
+    assert report.replaced[kinds["gelu_in_matmul"]] == LTX_LAYERS
+    assert kinds["gelu"] not in report.replaced
+    model = model.to(device=backend, dtype=dtype)
+    args, kw = ltx_inputs(dtype, backend, per_token=False)
+    n = count_ops(lambda: run(model, args, kw), "::gelu_tanh")
+    assert n == (0 if backend == "cuda" else LTX_LAYERS)
+    ref = run(ref64, tuple(a.double() for a in args), kw)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, fullgraph=True)
+    for out in (run(model, args, kw), run(compiled, args, kw)):
+        err = rel_err(out, ref)
+        if dtype == torch.float32:
+            assert err < FP32_RTOL, f"relative error {err:.3g}"
+        else:
+            eager_err = rel_err(run(eager, args, kw), ref)
+            assert err <= BF16_VS_EAGER * eager_err, f"error {err:.3g}, eager bf16 {eager_err:.3g}"
+
+
 def ltx_block_inputs(model, args, per_token: bool, seed: int = 2):
     """Inputs of one block of `model` (hidden states, text, temb, rope), on args' device."""
     block = model.transformer_blocks[0]

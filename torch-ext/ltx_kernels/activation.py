@@ -33,6 +33,32 @@ def gelu_tanh(x: torch.Tensor, *, out: Optional[torch.Tensor] = None) -> torch.T
     return out
 
 
+def linear_gelu_tanh(
+    x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None
+) -> torch.Tensor:
+    """`gelu_tanh(F.linear(x, weight, bias))`, with the GELU inside the matrix product where
+    PyTorch has such an epilogue: on CUDA, with a bias, `torch._addmm_activation(use_gelu=True)`,
+    which cuBLASLt runs as its GELU_BIAS epilogue (tanh GELU on the fp32 accumulator, one
+    rounding to x's dtype; PyTorch falls back to the product then an in-place tanh GELU where
+    cuBLASLt does not apply) and torch.compile keeps as one extern call. The activation's pass
+    over the output (read and written once more) is gone. Elsewhere (the CPU, where
+    `_addmm_activation` computes the erf GELU, or no bias) the product then `gelu_tanh`.
+
+    Args:
+        x: `[..., K]`, float32 / float16 / bfloat16.
+        weight: `[N, K]`, x's dtype and device (an `nn.Linear`'s weight).
+        bias: optional `[N]`, x's dtype.
+
+    Returns:
+        `[..., N]`, a new tensor.
+    """
+    if (x.is_cuda and bias is not None and x.dim() >= 2 and x.shape[-1] == weight.shape[-1]
+            and weight.dim() == 2 and bias.dim() == 1 and x.dtype == weight.dtype == bias.dtype):
+        y = torch._addmm_activation(bias, x.reshape(-1, x.shape[-1]), weight.t(), use_gelu=True)
+        return y.view(*x.shape[:-1], weight.shape[0])
+    return gelu_tanh(torch.nn.functional.linear(x, weight, bias))
+
+
 def silu(x: torch.Tensor, *, out: Optional[torch.Tensor] = None) -> torch.Tensor:
     """SiLU, `F.silu(x)` = `x * sigmoid(x)`, elementwise.
 

@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..adaln import adaln, gated_residual, gated_residual_adaln
-from ..layers.activation import DiffusersGELU, GeluTanh
+from ..layers.activation import DiffusersGELU, DiffusersGELUInMatmul, GeluTanh
 from ..layers.adaln import (
     AdaLayerNormContinuous,
     AdaLayerNormZero,
@@ -79,11 +79,19 @@ def _unwrap(model):
     return getattr(model, "_orig_mod", model)
 
 
+# Forwards an earlier injection may have bound that a later one may replace (another choice of
+# the same module's kernels, e.g. `gelu_in_matmul`).
+_INTERCHANGEABLE = ((DiffusersGELU.forward, DiffusersGELUInMatmul.forward),)
+
+
 def _set_forward(module: nn.Module, fn: Callable, report: InjectionReport, kind: str) -> None:
-    """Bind `fn` as `module`'s forward; a forward already bound by us is counted again, one
-    bound by someone else (a hook) is an error, since replacing it would drop the hook."""
+    """Bind `fn` as `module`'s forward; a forward already bound by us is counted again (or
+    replaced by its alternative, `_INTERCHANGEABLE`), one bound by someone else (a hook) is an
+    error, since replacing it would drop the hook."""
     current = module.__dict__.get("forward")
-    if current is not None and getattr(current, "__func__", None) is not fn:
+    bound = getattr(current, "__func__", None)
+    if current is not None and bound is not fn and not any(
+            bound in group and fn in group for group in _INTERCHANGEABLE):
         raise RuntimeError(_HOOKED.format(cls=type(module).__name__))
     module.forward = types.MethodType(fn, module)
     report.add(kind)
@@ -502,13 +510,16 @@ LTX_KINDS = {
     "attn": "LTXAttention processor: norm_q/norm_k + rope -> rms_norm_rope_qk (rms_norm without "
             "rope)",
     "gelu": "GELU(tanh) feed-forward activation -> gelu_tanh",
+    "gelu_in_matmul": ("GELU(tanh) feed-forward projection + activation -> linear_gelu_tanh "
+                       "(the GELU in cuBLASLt's matmul epilogue on CUDA)"),
     "head": "output head: LayerNorm + modulation -> adaln / gated_residual_adaln(norm='layer')",
     "xblock": ("feed-forward residual + next norm1 / output head -> gated_residual_adaln "
                "(across blocks)"),
 }
 
 
-def inject_ltx_video(transformer, *, verbose: bool = False) -> InjectionReport:
+def inject_ltx_video(transformer, *, verbose: bool = False,
+                     gelu_in_matmul: bool = False) -> InjectionReport:
     """Route a diffusers `LTXVideoTransformer3DModel` (or a pipeline holding one) through the
     kernels, in place:
 
@@ -520,7 +531,11 @@ def inject_ltx_video(transformer, *, verbose: bool = False) -> InjectionReport:
       `rms_norm_rope_qk` (across heads, interleaved, q and k in one call) with rope, `rms_norm`
       without (attn2); the rope tables, eagerly, computed for one sample and expanded over the
       batch (`_ltx_rope_tables`);
-    - each feed-forward `GELU(approximate="tanh")` -> `gelu_tanh`;
+    - each feed-forward `GELU(approximate="tanh")` -> `gelu_tanh`; with `gelu_in_matmul`, its
+      projection and GELU -> `linear_gelu_tanh` instead (on CUDA the GELU runs in cuBLASLt's
+      epilogue of the projection, so the `[B, S, 4 * dim]` activation is written once and not
+      read back; opt-in because it moves the activation out of this package's kernels into
+      cuBLASLt's, whose epilogue GEMM PyTorch picks by heuristics);
     - the output head: LayerNorm + `* (1 + scale) + shift` -> `adaln(norm="layer")`, or
       with the last block's feed-forward residual `gated_residual_adaln(norm="layer")`;
     - across blocks (the model's forward): each block's gated feed-forward residual is
@@ -546,7 +561,11 @@ def inject_ltx_video(transformer, *, verbose: bool = False) -> InjectionReport:
             _set_processor(m, LTXVideoKernelAttnProcessor, "LTXVideoAttnProcessor", report,
                            LTX_KINDS["attn"])
         elif _is_tanh_gelu_proj(m):
-            _set_forward(m, DiffusersGELU.forward, report, LTX_KINDS["gelu"])
+            if gelu_in_matmul:
+                _set_forward(m, DiffusersGELUInMatmul.forward, report,
+                             LTX_KINDS["gelu_in_matmul"])
+            else:
+                _set_forward(m, DiffusersGELU.forward, report, LTX_KINDS["gelu"])
     if type(model).__name__ == "LTXVideoTransformer3DModel":
         out_cls = getattr(sys.modules.get(type(model).__module__), "Transformer2DModelOutput", None)
         if out_cls is None:

@@ -4,7 +4,8 @@ Each class has only `forward`, with the signature of the forward it replaces, an
 state (weights, eps) from the module it is attached to, as `kernels` requires.
 """
 
-from .activation import DiffusersGEGLU, DiffusersGELU, GeluTanh, SiLU, SiluAndMul
+from .activation import (DiffusersGEGLU, DiffusersGELU, DiffusersGELUInMatmul, GeluTanh, SiLU,
+                         SiluAndMul)
 from .adaln import AdaLayerNormContinuous, AdaLayerNormZero, AdaLayerNormZeroSingle
 from .rms_norm import DiffusersRMSNorm, RMSNorm
 from .rope import RotaryPosEmb
@@ -20,6 +21,7 @@ __all__ = [
     "apply_rotary_transformers",
     "DiffusersGEGLU",
     "DiffusersGELU",
+    "DiffusersGELUInMatmul",
     "DiffusersRMSNorm",
     "GeluTanh",
     "RMSNorm",

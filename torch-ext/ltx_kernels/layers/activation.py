@@ -1,11 +1,12 @@
 """Activation layers for transformers (`GELUTanh`, `SiLUActivation`), vLLM-style `SiluAndMul`,
-and diffusers' feed-forward projections (`GELU`, `GEGLU`)."""
+and diffusers' feed-forward projections (`GELU`, `GEGLU`; `GELU` also with the GELU in the
+projection's matmul epilogue)."""
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..activation import geglu, gelu_tanh, silu, silu_and_mul
+from ..activation import geglu, gelu_tanh, linear_gelu_tanh, silu, silu_and_mul
 
 
 class GeluTanh(nn.Module):
@@ -55,6 +56,20 @@ class DiffusersGELU(nn.Module):
         if self.approximate == "tanh":
             return gelu_tanh(hidden_states)
         return F.gelu(hidden_states, approximate=self.approximate)
+
+
+class DiffusersGELUInMatmul(DiffusersGELU):
+    """`DiffusersGELU` with the tanh GELU inside the projection's matrix product
+    (`linear_gelu_tanh`: cuBLASLt's GELU epilogue on CUDA, so the activation's extra pass over
+    the `[..., inner]` output is gone). A projection that is not a plain `nn.Linear` (a LoRA or
+    quantized wrapper with its own forward) keeps its forward, then `gelu_tanh`."""
+
+    def forward(self, hidden_states):
+        if self.approximate != "tanh":
+            return F.gelu(self.proj(hidden_states), approximate=self.approximate)
+        if type(self.proj) is nn.Linear:
+            return linear_gelu_tanh(hidden_states, self.proj.weight, self.proj.bias)
+        return gelu_tanh(self.proj(hidden_states))
 
 
 class DiffusersGEGLU(nn.Module):
