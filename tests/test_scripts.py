@@ -48,7 +48,8 @@ def test_benchmark_example_tiny(backend, tmp_path):
     assert (eager["config"], kernels["config"]) == ("eager", "kernels")
     for r in (eager, kernels):
         assert len(r["ms_per_step"]) == 2 and r["ms_per_step_median"] > 0
-        assert r["speedup_vs_eager"] > 0
+        assert r["ms_per_step_loop"] > 0
+        assert r["speedup_vs_eager"] > 0 and r["speedup_vs_eager_loop"] > 0
         assert "gpu_state" in r  # None on the CPU
     assert eager["injection"] is None and sum(kernels["injection"].values()) == 11
     assert eager["rel_err_vs_eager"] == 0 and 0 < kernels["rel_err_vs_eager"] < 1e-4
@@ -73,6 +74,7 @@ def test_benchmark_example_kernels_compile(backend, tmp_path):
         data = json.loads(out.read_text())
         r = data["results"][-1]
         assert r["config"] == "kernels+compile" and r["speedup_vs_eager"] > 0
+        assert r["speedup_vs_eager_loop"] > 0  # the baseline JSON has the loop time too
         assert data["freeze"] == ("--freeze" in extra)
         if extra:
             assert 0 < r["rel_err_vs_eager"] < 1e-4
