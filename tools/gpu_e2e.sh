@@ -10,6 +10,8 @@
 #              (TORCH_LOGS=perf_hints shows why inductor would skip a graph)
 #   freeze     compile and kernels+compile with --freeze (inductor freezing), in the default
 #              mode and with CUDA graphs, profiled
+#   gelu       kernels and kernels+compile (also with --freeze and CUDA graphs) with
+#              --gelu-in-matmul (the feed-forward GELU in its projection's cuBLASLt epilogue)
 #   llama      LLaMA-8B-sized prefill of 4096 tokens, the four configurations, profiled
 #              ($LLAMA_ARGS: more arguments, e.g. "--compile-scope model --no-reference";
 #              $LLAMA_TAG: suffix of its JSON)
@@ -87,28 +89,29 @@ part_llama() {
     --profile --json "$J/llama8b${LLAMA_TAG:-}.json" ${LLAMA_ARGS:-}
 }
 baseline() { [[ -f "$J/ltx2b.json" ]] && echo --baseline-json "$J/ltx2b.json"; }
-part_blocks() {
+ltx_compiled() {  # name, benchmark_example arguments: compile, then kernels + compile, with them
+  local name=$1; shift
   for k in no-use-optimized-kernels use-optimized-kernels; do
-    run "ltx2b-blocks-${k%%-*}" python3 scripts/benchmark_example.py "${LTX[@]}" --compile \
-      --compile-scope blocks --$k $(baseline) --json "$J/ltx2b-blocks-${k%%-*}.json"
+    run "ltx2b-$name-${k%%-*}" python3 scripts/benchmark_example.py "${LTX[@]}" --compile \
+      --$k "$@" $(baseline) --json "$J/ltx2b-$name-${k%%-*}.json"
   done
 }
-part_cudagraphs() {
-  for k in no-use-optimized-kernels use-optimized-kernels; do
-    run "ltx2b-cg-${k%%-*}" python3 scripts/benchmark_example.py "${LTX[@]}" --compile \
-      --compile-mode reduce-overhead --$k --profile $(baseline) \
-      --json "$J/ltx2b-cg-${k%%-*}.json"
-  done
-}
+part_blocks() { ltx_compiled blocks --compile-scope blocks; }
+part_cudagraphs() { ltx_compiled cg --compile-mode reduce-overhead --profile; }
 part_freeze() {  # the compiled configurations with the weights frozen into the graph
-  for mode in default reduce-overhead; do
-    local m=(); [[ $mode == default ]] || m=(--compile-mode $mode)
-    for k in no-use-optimized-kernels use-optimized-kernels; do
-      run "ltx2b-freeze-$mode-${k%%-*}" python3 scripts/benchmark_example.py "${LTX[@]}" \
-        --compile --freeze "${m[@]}" --$k --profile $(baseline) \
-        --json "$J/ltx2b-freeze-$mode-${k%%-*}.json"
-    done
-  done
+  ltx_compiled freeze-default --freeze --profile
+  ltx_compiled freeze-reduce-overhead --freeze --compile-mode reduce-overhead --profile
+}
+part_gelu() {  # the feed-forward GELU in its projection's cuBLASLt epilogue: kernels, k + c,
+  # and k + c with freezing and CUDA graphs
+  local g=(--gelu-in-matmul --profile)
+  run ltx2b-gelu-kernels python3 scripts/benchmark_example.py "${LTX[@]}" "${g[@]}" \
+    $(baseline) --json "$J/ltx2b-gelu-kernels.json"
+  run ltx2b-gelu-kc python3 scripts/benchmark_example.py "${LTX[@]}" --compile "${g[@]}" \
+    $(baseline) --json "$J/ltx2b-gelu-kc.json"
+  run ltx2b-gelu-kc-freeze-cg python3 scripts/benchmark_example.py "${LTX[@]}" --compile \
+    --freeze --compile-mode reduce-overhead "${g[@]}" $(baseline) \
+    --json "$J/ltx2b-gelu-kc-freeze-cg.json"
 }
 part_sanitize() {
   for tool in memcheck racecheck; do
