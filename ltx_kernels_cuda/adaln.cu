@@ -612,8 +612,8 @@ struct GatedResidualParams {
 // be x, so the compiler keeps them in that order); the row offsets, the gate's through its
 // FastBcast, are computed once per row. The grid strides over row blocks and tiles beyond its
 // limits.
-template <typename T, typename M, int VEC, int UNROLL, int MIN_BLOCKS>
-__global__ void __launch_bounds__(kStreamThreads, MIN_BLOCKS)
+template <typename T, typename M, int VEC, int UNROLL>
+__global__ void __launch_bounds__(kStreamThreads)
 gated_residual_kernel(const GatedResidualParams<T, M> p) {
   const int64_t nvec = p.D / VEC;
   for (int64_t rb = blockIdx.x; rb < p.row_blocks; rb += gridDim.x) {
@@ -649,8 +649,29 @@ gated_residual_kernel(const GatedResidualParams<T, M> p) {
   }
 }
 
+// Dense x, y and out (rows of D back to back) with fewer than 2^31 vectors: one vector a thread,
+// enumerated over the whole tensor with 32-bit indices (row = i / (D / VEC) by a FastDiv), so
+// that a thread holds one vector each of x, y and gate and little else (torch.compile's kernel
+// does the same). Run M, H200, bf16: the row kernel above held 80 registers (3 blocks a SM) and
+// reached 56% of the copy at 2x2688x2048 against compile's 70%.
+template <typename T, typename M, int VEC>
+__global__ void __launch_bounds__(kStreamThreads)
+gated_residual_flat_kernel(const GatedResidualParams<T, M> p, const FastDiv nvec_div,
+                           const uint32_t nvec, const uint32_t total) {
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= total) return;
+  const uint32_t row = nvec_div.div(i);
+  const uint32_t col = i - row * nvec;
+  const Vec<T, VEC> xv = load_vec<T, VEC>(p.x + static_cast<int64_t>(i) * VEC);
+  const Vec<T, VEC> yv = load_vec<T, VEC>(p.y + static_cast<int64_t>(i) * VEC);
+  const Vec<M, VEC> gv = load_vec<M, VEC>(p.gate + p.gate_b.offset(row) + col * VEC);
+  float v[VEC];
+  gated_sum<T, M, VEC>(xv, yv, gv, /*has_gate=*/true, v);
+  store_floats<T, VEC>(p.out + static_cast<int64_t>(i) * VEC, v);
+}
+
 template <typename T, typename M>
-void launch_gated_residual(GatedResidualParams<T, M> p, cudaStream_t stream) {
+void launch_gated_residual(GatedResidualParams<T, M> p, bool dense, cudaStream_t stream) {
   // 16-byte vectors when D, every pointer and every row start allow them, as launch_adaln
   // decides; scalar otherwise.
   constexpr int V = kVec16<T>;
@@ -660,43 +681,33 @@ void launch_gated_residual(GatedResidualParams<T, M> p, cudaStream_t stream) {
                       mod_vec_ok<V>(p.gate, p.gate_b);
   dispatch_vec<V>(vec_ok ? V : 1, [&](auto vec_c) {
     constexpr int VC = decltype(vec_c)::value;
-    // 2 vectors of x and 2 of y a thread (80 registers for bf16 x on sm_90: 3 blocks of 256
-    // threads a SM; fp16 56), 4 scalars of each on the scalar path. Run L call 2 (H200, bf16,
-    // 2x2688x2048): 4 and 4 a thread took 127 registers (2 blocks a SM) and 31.8 us, 49% of
-    // the copy (torch.compile: 22.3 us); 2 and 2, 28.5 us. Knobs for the vector path (run M):
-    // LTX_GATED_RESIDUAL_VECS [2] vectors of x a thread (1, 2 or 4), LTX_GATED_RESIDUAL_MIN_BLOCKS
-    // [1] 4 for a bound of 4 blocks of 256 threads a SM (at most 64 registers).
-    static const int vecs = env_int("LTX_GATED_RESIDUAL_VECS", 2);
-    static const int min_blocks = env_int("LTX_GATED_RESIDUAL_MIN_BLOCKS", 1);
-    auto launch = [&](auto u_c, auto minb_c) {
-      constexpr int U = decltype(u_c)::value;
-      const StreamConfig cfg = choose_stream_config(p.D / VC, p.rows, U);
-      p.tiles = cfg.tiles;
-      p.row_blocks = cfg.blocks / cfg.tiles;
-      // gridDim.x is at most 2^31 - 1 and gridDim.y 65535; the kernel strides over the rest.
-      const dim3 grid(static_cast<unsigned>(std::min<int64_t>(p.row_blocks, 0x7fffffff)),
-                      static_cast<unsigned>(std::min<int64_t>(p.tiles, 65535)));
-      const dim3 block(cfg.group, cfg.rows_per_block);
-      gated_residual_kernel<T, M, VC, U, decltype(minb_c)::value><<<grid, block, 0, stream>>>(p);
-    };
-    if constexpr (VC == 1) {
-      launch(IntC<4>{}, IntC<1>{});
-    } else {
-      auto with_u = [&](auto minb_c) {
-        if (vecs == 1) {
-          launch(IntC<1>{}, minb_c);
-        } else if (vecs >= 4) {
-          launch(IntC<4>{}, minb_c);
-        } else {
-          launch(IntC<2>{}, minb_c);
-        }
-      };
-      if (min_blocks >= 4) {
-        with_u(IntC<4>{});
-      } else {
-        with_u(IntC<1>{});
-      }
+    // The flat kernel for dense tensors (LTX_GATED_RESIDUAL_FLAT [1]; 0: always the row
+    // kernel, for A/B runs).
+    static const bool flat_on = env_int("LTX_GATED_RESIDUAL_FLAT", 1, true) != 0;
+    const int64_t nvec = p.D / VC;
+    const int64_t total = p.rows * nvec;
+    if (dense && flat_on && p.gate_b.fast && total < (int64_t{1} << 31)) {
+      const int64_t blocks = (total + kStreamThreads - 1) / kStreamThreads;
+      gated_residual_flat_kernel<T, M, VC>
+          <<<static_cast<unsigned>(blocks), kStreamThreads, 0, stream>>>(
+              p, FastDiv::make(static_cast<uint32_t>(nvec)), static_cast<uint32_t>(nvec),
+              static_cast<uint32_t>(total));
+      return;
     }
+    // The row kernel: 2 vectors of x and 2 of y a thread (80 registers for bf16 x on sm_90:
+    // 3 blocks of 256 threads a SM; fp16 56), 4 scalars of each on the scalar path. Run L
+    // (H200, bf16, 2x2688x2048): 4 and 4 a thread, 127 registers, 31.8 us; 2 and 2, 28.5 us.
+    // Run M: 1 vector a thread 26.0 us (56 registers), 4 and 4 with a 4-blocks-a-SM bound
+    // 82.5 us (spills); see PERFORMANCE.md.
+    constexpr int U = VC == 1 ? 4 : 2;
+    const StreamConfig cfg = choose_stream_config(nvec, p.rows, U);
+    p.tiles = cfg.tiles;
+    p.row_blocks = cfg.blocks / cfg.tiles;
+    // gridDim.x is at most 2^31 - 1 and gridDim.y 65535; the kernel strides over the rest.
+    const dim3 grid(static_cast<unsigned>(std::min<int64_t>(p.row_blocks, 0x7fffffff)),
+                    static_cast<unsigned>(std::min<int64_t>(p.tiles, 65535)));
+    const dim3 block(cfg.group, cfg.rows_per_block);
+    gated_residual_kernel<T, M, VC, U><<<grid, block, 0, stream>>>(p);
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -717,7 +728,7 @@ void run_gated_residual(at::Tensor& out, const at::Tensor& x, const at::Tensor& 
   p.gate_b = fast_bcast(gate_b, xl.rows);
   p.rows = xl.rows;
   p.D = static_cast<int>(x.size(-1));
-  launch_gated_residual(p, stream);
+  launch_gated_residual(p, x.is_contiguous() && y.is_contiguous() && out.is_contiguous(), stream);
 }
 
 // Binds T from x's dtype and M from the gate's (T or float).
