@@ -9,7 +9,7 @@
 #   cudagraphs compile and kernels+compile with mode="reduce-overhead" (CUDA graphs), profiled
 #              (TORCH_LOGS=perf_hints shows why inductor would skip a graph)
 #   freeze     compile and kernels+compile with --freeze (inductor freezing), in the default
-#              mode and with CUDA graphs, profiled
+#              mode and with CUDA graphs ($FREEZE_MODES picks), profiled
 #   gelu       kernels and kernels+compile (also with --freeze and CUDA graphs) with
 #              --gelu-in-matmul (the feed-forward GELU in its projection's cuBLASLt epilogue)
 #   llama      LLaMA-8B-sized prefill of 4096 tokens, the four configurations, profiled
@@ -98,9 +98,12 @@ ltx_compiled() {  # name, benchmark_example arguments: compile, then kernels + c
 }
 part_blocks() { ltx_compiled blocks --compile-scope blocks; }
 part_cudagraphs() { ltx_compiled cg --compile-mode reduce-overhead --profile; }
-part_freeze() {  # the compiled configurations with the weights frozen into the graph
-  ltx_compiled freeze-default --freeze --profile
-  ltx_compiled freeze-reduce-overhead --freeze --compile-mode reduce-overhead --profile
+part_freeze() {  # the compiled configurations with the weights frozen into the graph, in the
+  # modes of $FREEZE_MODES (default "default reduce-overhead")
+  for mode in ${FREEZE_MODES:-default reduce-overhead}; do
+    local m=(); [[ $mode == default ]] || m=(--compile-mode "$mode")
+    ltx_compiled "freeze-$mode" --freeze "${m[@]}" --profile
+  done
 }
 part_gelu() {  # the feed-forward GELU in its projection's cuBLASLt epilogue: kernels, k + c,
   # and k + c with freezing and CUDA graphs
