@@ -14,6 +14,11 @@ Latent shape from the LTX VAE: frames (F - 1) / 8 + 1, height / 32, width / 32 (
 pipeline's default max length). With `--cfg` the transformer sees the batch twice
 (unconditional + conditional), as the pipeline does.
 
+Each configuration is timed twice: step by step (synchronized before and after each step;
+median, mean, min) and over a second pass of the whole loop, synchronized only around it, as a
+pipeline runs it (`ms_per_step_loop`: the host may prepare a step while the device runs the one
+before).
+
 `--profile` adds a profiler breakdown of one step's device time: matrix products, attention,
 this package's kernels, and the rest (other elementwise / reduction kernels, copies), the part
 the kernels and torch.compile are meant to shrink.
