@@ -105,6 +105,12 @@ def cases(k, device, dtype):
            lambda: (x + y * gate, rms(x + y * gate) * (1 + scale) + shift))
     yield ("gated_residual", lambda: k.gated_residual(x, y, gate), lambda: x + y * gate)
     yield ("gelu_tanh", lambda: k.gelu_tanh(ff), lambda: F.gelu(ff, approximate="tanh"))
+    # the LTX feed-forward's projection + GELU (4 x dim on CUDA; a narrower one on the CPU)
+    n_ff = 4 * D if device.type == "cuda" else 512
+    w_ff = (torch.randn(n_ff, D, device=device) / D**0.5).to(dtype)
+    b_ff = (0.1 * torch.randn(n_ff, device=device)).to(dtype)
+    yield ("linear_gelu_tanh", lambda: k.linear_gelu_tanh(x, w_ff, b_ff),
+           lambda: F.gelu(F.linear(x, w_ff, b_ff), approximate="tanh"))
     yield ("silu", lambda: k.silu(ff), lambda: F.silu(ff))
     yield ("geglu", lambda: k.geglu(ff, "tanh"),
            lambda: ff[..., :D] * F.gelu(ff[..., D:], approximate="tanh"))
