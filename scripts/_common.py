@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import tomllib
+import traceback
 from pathlib import Path
 
 import torch
@@ -72,6 +73,29 @@ def rel_l2(out: torch.Tensor, ref: torch.Tensor) -> float:
 def sync(device: str) -> None:
     if torch.device(device).type == "cuda":
         torch.cuda.synchronize(torch.device(device))
+
+
+def first_sync(fn, device: str):
+    """Runs `fn` once with CUDA's sync debug mode at "error" (`torch.cuda.set_sync_debug_mode`),
+    so that the first operation that makes the host wait for the device (`.item()`, a copy from
+    pageable memory, an explicit synchronize) raises there. Returns that point's Python frames,
+    innermost last, as "file:line in function" strings (at most 8); [] when `fn` ran without
+    one; None off CUDA."""
+    if torch.device(device).type != "cuda":
+        return None
+    sync(device)
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        fn()
+    except RuntimeError as e:
+        if "synchronizing" not in str(e):
+            raise
+        frames = traceback.extract_tb(e.__traceback__)
+        return [f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in frames][-8:]
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+        sync(device)
+    return []
 
 
 class Timer:

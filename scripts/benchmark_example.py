@@ -39,7 +39,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (DTYPES, GpuMonitor, Timer, default_device, device_name,  # noqa: E402
-                     load_kernel, print_profile, profile_call, progress, rel_l2)
+                     first_sync, load_kernel, print_profile, profile_call, progress, rel_l2)
 
 # diffusers' LTXVideoTransformer3DModel configs. "2b" is the class's default config (LTX-Video
 # 0.9.x 2B); "13b" the LTX-Video 0.9.7 13B transformer (48 layers, 32 heads x 128 = 4096).
@@ -108,6 +108,10 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--profile", action="store_true",
                    help="profiler breakdown of one step (per configuration)")
+    p.add_argument("--sync-debug", action="store_true",
+                   help="after the timed loop, one more step (the second of a fresh schedule) "
+                   "with torch.cuda.set_sync_debug_mode('error'): prints where the host first "
+                   "waits for the device within a step, if it does (CUDA only)")
     p.add_argument("--json", type=Path, help="write the results here")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = p.parse_args(argv)
@@ -244,6 +248,13 @@ def run_config(args, config, dtype):
                 for t in scheduler.timesteps:
                     latents = work.step(model, scheduler, latents, t)
         assert torch.isfinite(latents).all(), f"{config}: non-finite latents (loop)"
+        sync_point = None
+        if args.sync_debug:
+            # the second step: the scheduler's first one looks its step index up with .item()
+            sched = make_scheduler(work.tokens, 2, args.device)
+            lat = work.step(model, sched, work.latents.clone(), sched.timesteps[0])
+            sync_point = first_sync(lambda: work.step(model, sched, lat, sched.timesteps[1]),
+                                    args.device)
         # one model call on the first step's input, kept to compare configurations
         t0 = make_scheduler(work.tokens, 1, args.device).timesteps[0]
         probe = work.noise(model, work.latents, t0).cpu()
@@ -264,6 +275,7 @@ def run_config(args, config, dtype):
         "peak_memory_gib": (torch.cuda.max_memory_allocated() / 2**30
                             if torch.device(args.device).type == "cuda" else None),
         "profile": breakdown,
+        "sync_point": sync_point,
         "_probe": probe,
     }
     del model
@@ -346,6 +358,12 @@ def main(argv=None):
               f"synchronized only before and after, as a pipeline runs)")
         if r["gpu_state"]:
             print(f"    {GpuMonitor.describe(r['gpu_state'])}")
+        if args.sync_debug:
+            sp = r["sync_point"]
+            print("    sync debug: " + ("CUDA only" if sp is None else
+                                        "no synchronizing call in a step" if not sp else
+                                        "the host waits for the device at " + " <- ".join(
+                                            reversed(sp))))
         for kind, n in (r["injection"] or {}).items():
             print(f"    injected {n:3d} x {kind}")
         if r["profile"]:

@@ -41,7 +41,7 @@ TINY_LTX = ["--model-size", "tiny", "--dtype", "fp32", "--num-frames", "9", "--h
 def test_benchmark_example_tiny(backend, tmp_path):
     out = tmp_path / "ltx.json"
     p = run_script("benchmark_example.py", *TINY_LTX, "--device", backend, "--cfg", "--compare",
-                   "--profile", "--json", out)
+                   "--profile", "--sync-debug", "--json", out)
     data = json.loads(out.read_text())
     assert data["latent"] == [2, 2, 3] and data["tokens"] == 12 and data["transformer_batch"] == 2
     eager, kernels = data["results"]
@@ -51,12 +51,16 @@ def test_benchmark_example_tiny(backend, tmp_path):
         assert r["ms_per_step_loop"] > 0
         assert r["speedup_vs_eager"] > 0 and r["speedup_vs_eager_loop"] > 0
         assert "gpu_state" in r  # None on the CPU
+        # where a step makes the host wait for the device: None off CUDA, else a (maybe empty)
+        # list of frames
+        assert (r["sync_point"] is None) == (backend == "cpu")
     assert eager["injection"] is None and sum(kernels["injection"].values()) == 11
     assert eager["rel_err_vs_eager"] == 0 and 0 < kernels["rel_err_vs_eager"] < 1e-4
     assert "ours" in kernels["profile"]["categories_ms"]
     assert kernels["profile"]["top_per_category"]["ours"][0]["ms"] > 0
     assert "ours" not in eager["profile"]["categories_ms"]
     assert "speedup against eager" in p.stdout and "it/s" in p.stdout
+    assert "sync debug: " in p.stdout
 
 
 @pytest.mark.slow
@@ -296,3 +300,19 @@ def test_huggingface_kernels_example_no_hub():
     assert p.returncode == 2, p.stdout + p.stderr
     assert "cannot reach the Hugging Face Hub" in p.stdout and f"LOCAL_KERNELS=\"{REPO_ID}=" in p.stdout
     assert "Traceback" not in p.stderr
+
+
+def test_first_sync(backend):
+    """first_sync names the line of a step that makes the host wait for the device (here an
+    .item()), finds none in device-only work, and is None off CUDA without running fn."""
+    import torch
+
+    first_sync = _common().first_sync
+    if backend == "cpu":
+        assert first_sync(lambda: 1 / 0, "cpu") is None
+        return
+    x = torch.ones(4, device="cuda")
+    assert first_sync(lambda: x * 2 + 1, "cuda") == []
+    frames = first_sync(lambda: (x * 2).sum().item(), "cuda")
+    assert frames and frames[-1].startswith("test_scripts.py:"), frames
+    assert torch.cuda.get_sync_debug_mode() == 0  # restored
