@@ -449,6 +449,28 @@ class _LoadedLayer:
 
 
 @pytest.mark.kernels_ci
+def test_kernelize_gelu_in_matmul(kernel, device):
+    """`DiffusersGELUInMatmul` passes kernelize's validation against diffusers' GELU and then
+    computes `linear_gelu_tanh` with the module's own projection."""
+    from diffusers.models.activations import GELU
+    from kernels import Mode, kernelize, replace_kernel_forward_from_hub, use_kernel_mapping
+
+    class TanhGELUHost(GELU):
+        pass
+
+    replace_kernel_forward_from_hub(TanhGELUHost, "DiffusersGELUInMatmul")
+    model = TanhGELUHost(64, 256, approximate="tanh").to(device=device, dtype=torch.bfloat16)
+    x = torch.randn(2, 5, 64, dtype=torch.bfloat16, device=device)
+    mapping = {"DiffusersGELUInMatmul":
+               {device.type: _LoadedLayer(kernel, "DiffusersGELUInMatmul")}}
+    with torch.no_grad():
+        with use_kernel_mapping(mapping, inherit_mapping=False):
+            kernelize(model, mode=Mode.INFERENCE, device=device.type)
+        assert model.forward.__func__ is kernel.layers.DiffusersGELUInMatmul.forward
+        assert torch.equal(model(x), kernel.linear_gelu_tanh(x, model.proj.weight, model.proj.bias))
+
+
+@pytest.mark.kernels_ci
 def test_kernelize(kernel, device):
     """Every layer through `kernelize` (which validates it against the host class): the
     transformers activations by their hub names, diffusers' GELU / GEGLU and a SiluAndMul host
