@@ -1,5 +1,6 @@
 """Activations: tanh GELU and SiLU (elementwise), GEGLU and SiLU-and-mul (gated, `[..., 2H]` ->
-`[..., H]`); fp32 math, one rounding to the input dtype."""
+`[..., H]`); fp32 math, one rounding to the input dtype. `linear_gelu_tanh`: a projection and
+its tanh GELU, the GELU in cuBLASLt's matmul epilogue on CUDA."""
 
 from typing import Optional
 
@@ -52,7 +53,8 @@ def linear_gelu_tanh(
     Returns:
         `[..., N]`, a new tensor.
     """
-    if (x.is_cuda and bias is not None and x.dim() >= 2 and x.shape[-1] == weight.shape[-1]
+    if (x.is_cuda and bias is not None and x.dim() >= 2 and x.numel() > 0
+            and x.shape[-1] == weight.shape[-1]
             and weight.dim() == 2 and bias.dim() == 1 and x.dtype == weight.dtype == bias.dtype):
         y = torch._addmm_activation(bias, x.reshape(-1, x.shape[-1]), weight.t(), use_gelu=True)
         return y.view(*x.shape[:-1], weight.shape[0])
