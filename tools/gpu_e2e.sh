@@ -89,11 +89,16 @@ part_llama() {
     --profile --json "$J/llama8b${LLAMA_TAG:-}.json" ${LLAMA_ARGS:-}
 }
 baseline() { [[ -f "$J/ltx2b.json" ]] && echo --baseline-json "$J/ltx2b.json"; }
+ltx_run() {  # name, benchmark_example arguments: one LTX run after part ltx's, its JSON named
+  # after it
+  local name=$1; shift
+  run "$name" python3 scripts/benchmark_example.py "${LTX[@]}" "$@" $(baseline) \
+    --json "$J/$name.json"
+}
 ltx_compiled() {  # name, benchmark_example arguments: compile, then kernels + compile, with them
   local name=$1; shift
   for k in no-use-optimized-kernels use-optimized-kernels; do
-    run "ltx2b-$name-${k%%-*}" python3 scripts/benchmark_example.py "${LTX[@]}" --compile \
-      --$k "$@" $(baseline) --json "$J/ltx2b-$name-${k%%-*}.json"
+    ltx_run "ltx2b-$name-${k%%-*}" --compile --$k "$@"
   done
 }
 part_blocks() { ltx_compiled blocks --compile-scope blocks; }
@@ -108,13 +113,9 @@ part_freeze() {  # the compiled configurations with the weights frozen into the 
 part_gelu() {  # the feed-forward GELU in its projection's cuBLASLt epilogue: kernels, k + c,
   # and k + c with freezing and CUDA graphs
   local g=(--gelu-in-matmul --profile)
-  run ltx2b-gelu-kernels python3 scripts/benchmark_example.py "${LTX[@]}" "${g[@]}" \
-    $(baseline) --json "$J/ltx2b-gelu-kernels.json"
-  run ltx2b-gelu-kc python3 scripts/benchmark_example.py "${LTX[@]}" --compile "${g[@]}" \
-    $(baseline) --json "$J/ltx2b-gelu-kc.json"
-  run ltx2b-gelu-kc-freeze-cg python3 scripts/benchmark_example.py "${LTX[@]}" --compile \
-    --freeze --compile-mode reduce-overhead "${g[@]}" $(baseline) \
-    --json "$J/ltx2b-gelu-kc-freeze-cg.json"
+  ltx_run ltx2b-gelu-kernels "${g[@]}"
+  ltx_run ltx2b-gelu-kc --compile "${g[@]}"
+  ltx_run ltx2b-gelu-kc-freeze-cg --compile --freeze --compile-mode reduce-overhead "${g[@]}"
 }
 part_sanitize() {
   for tool in memcheck racecheck; do
