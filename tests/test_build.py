@@ -45,6 +45,18 @@ def test_metadata_and_namespace(backend):
     assert not (ROOT / "torch-ext" / "ltx_kernels" / "_ops.py").exists(), "_ops.py is generated"
 
 
+@pytest.mark.kernels_ci
+def test_ops_ask_for_stride_order_only(backend):
+    """Every op is registered with `needs_fixed_stride_order` (torch_binding.cpp), so that
+    inductor passes views whose layout it changed (split projections under freezing) instead
+    of copying them to the traced strides (tests/test_integrations.py shows the copy gone)."""
+    ops = load_kernel(backend)._ops.ops
+    names = re.findall(r'"(\w+)\(Tensor', (ROOT / "torch-ext" / "torch_binding.cpp").read_text())
+    assert len(names) == 13, names
+    for name in names:
+        assert getattr(ops, name).default.tags == [torch.Tag.needs_fixed_stride_order], name
+
+
 def test_compat_package_imports(backend):
     """build/<variant>/ltx_kernels/ is what older kernels releases import; it must load and
     expose the same API (in a fresh process: a library registers its ops once per process)."""

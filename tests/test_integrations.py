@@ -7,6 +7,7 @@ must not capture a device (it is meant to run before `enable_model_cpu_offload()
 """
 
 import copy
+import re
 
 import pytest
 import torch
@@ -468,6 +469,25 @@ def _top_level_args(call: str) -> list:
     return args + [cur.strip()]
 
 
+def injected_ltx_d48(kernel, backend):
+    """3 layers of 2 heads x 48: an inner dim that is a multiple of 6 (no padding columns, so
+    no concatenation in the rope tables), injected on the CPU, then moved to `backend`."""
+    from diffusers import LTXVideoTransformer3DModel
+
+    torch.manual_seed(0)
+    model = LTXVideoTransformer3DModel(
+        in_channels=8, out_channels=8, num_attention_heads=2, attention_head_dim=48,
+        cross_attention_dim=96, num_layers=3, caption_channels=16).eval()
+    kernel.integrations.inject_ltx_video(model)
+    return model.to(backend)
+
+
+def rms_norm_rope_qk_calls(codes) -> list:
+    """The argument lists of inductor's `rms_norm_rope_qk` calls in its generated code:
+    `(q_out, k_out, q, k, q_weight, k_weight, cos, sin, eps, ...)`."""
+    return re.findall(r"rms_norm_rope_qk\.default\((.*)\)", "\n".join(codes))
+
+
 @pytest.mark.kernels_ci
 def test_ltx_compile_rope_tables_once(backend):
     """Under torch.compile of the whole injected model, every block's `rms_norm_rope_qk` reads
@@ -476,27 +496,50 @@ def test_ltx_compile_rope_tables_once(backend):
     H200) until the tables were passed as as_strided views; on its CPU backend this shows with
     an inner dim that is a multiple of 6 (no padding columns, so no concatenation in the
     tables), as here: 2 heads x 48."""
-    import re
-
-    from diffusers import LTXVideoTransformer3DModel
     from torch._inductor.utils import run_and_get_code
 
-    kernel = load_kernel(backend)
-    torch.manual_seed(0)
-    model = LTXVideoTransformer3DModel(
-        in_channels=8, out_channels=8, num_attention_heads=2, attention_head_dim=48,
-        cross_attention_dim=96, num_layers=3, caption_channels=16).eval()
-    kernel.integrations.inject_ltx_video(model)
-    model = model.to(backend)
+    model = injected_ltx_d48(load_kernel(backend), backend)
     args, kw = ltx_inputs(torch.float32, backend, per_token=False)
     torch._dynamo.reset()
     with torch.no_grad():
         _, codes = run_and_get_code(torch.compile(model, fullgraph=True), *args, **kw)
-    # rms_norm_rope_qk.default(q_out, k_out, q, k, q_weight, k_weight, cos, sin, eps, ...)
-    calls = re.findall(r"rms_norm_rope_qk\.default\((.*)\)", "\n".join(codes))
+    calls = rms_norm_rope_qk_calls(codes)
     assert len(calls) == 3
     tables = {tuple(_top_level_args(c)[6:8]) for c in calls}
     assert len(tables) == 1, tables
+
+
+@pytest.mark.kernels_ci
+def test_ltx_compile_freezing_split_projections(backend):
+    """With inductor freezing, the q, k and v projections of one input become one matmul whose
+    output is split (inductor's concat-linear pass; on its CPU backend only with
+    `cpp.enable_concat_linear` and without weight prepacking, as here, which leaves addmm with
+    the bias in it as on CUDA). The ops ask for their inputs' stride order only
+    (`needs_fixed_stride_order`), so `rms_norm_rope_qk` reads q and k as the split views of
+    that one output; under torch 2.11's default rule for custom ops (exact strides) inductor
+    copied both before every call (22 MB each at LTX-Video 2B's size, 0.86 ms a step on the
+    H200). The compiled model matches the uncompiled one."""
+    import torch._inductor.config as inductor_config
+    from torch._inductor.utils import run_and_get_code
+
+    model = injected_ltx_d48(load_kernel(backend), backend)
+    args, kw = ltx_inputs(torch.float32, backend, per_token=False)
+    ref = run(model, args, kw)
+    torch._dynamo.reset()
+    # fx_graph_cache off: the cache key does not hold the ops' tags, so code compiled for
+    # another build of the ops could be reused
+    patch = {"freezing": True, "cpp.enable_concat_linear": True, "cpp.weight_prepack": False,
+             "fx_graph_cache": False}
+    with torch.no_grad(), inductor_config.patch(patch):
+        (out, *_), codes = run_and_get_code(torch.compile(model, fullgraph=True), *args, **kw)
+    torch._dynamo.reset()
+    assert rel_err(out, ref) < FP32_RTOL
+    calls = rms_norm_rope_qk_calls(codes)
+    assert len(calls) == 3
+    for call in calls:
+        q, k = _top_level_args(call)[2:4]
+        views = [re.fullmatch(r"reinterpret_tensor\((\w+), .*", a) for a in (q, k)]
+        assert all(views) and views[0][1] == views[1][1], (q, k)
 
 
 @pytest.mark.slow
