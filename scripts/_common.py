@@ -117,12 +117,18 @@ class Timer:
 
 class GpuMonitor:
     """The GPU's state while a block runs, read (never set) with `nvidia-smi` every 100 ms in a
-    background process: SM clock, temperature, power. The same kernels ran 7-8% slower in later
-    configurations of one process than in the first (PERFORMANCE.md, run D): this records
-    whether the clocks moved. `summary` is None off CUDA, without nvidia-smi, or if it fails;
-    a benchmark never depends on it."""
+    background process: SM clock, temperature, power, and why the clock is below its maximum
+    (`clocks_event_reasons.active`, where this nvidia-smi knows the field). The same kernels ran
+    7-8% slower in later configurations of one process than in the first (PERFORMANCE.md, run
+    D): this records whether the clocks moved, and why. `summary` is None off CUDA, without
+    nvidia-smi, or if it fails; a benchmark never depends on it."""
 
     FIELDS = (("sm_mhz", "clocks.sm"), ("temp_c", "temperature.gpu"), ("power_w", "power.draw"))
+    REASONS = "clocks_event_reasons.active"  # a bit mask, "0x0000000000000004"
+    REASON_BITS = {0x1: "idle", 0x2: "applications clocks", 0x4: "software power cap",
+                   0x8: "hardware slowdown", 0x10: "sync boost", 0x20: "software thermal",
+                   0x40: "hardware thermal", 0x80: "hardware power brake",
+                   0x100: "display clock"}
 
     def __init__(self, device: str):
         self.device = torch.device(device)
@@ -142,6 +148,11 @@ class GpuMonitor:
             if index is None:
                 return self
             query = ",".join(q for _, q in self.FIELDS)
+            probe = subprocess.run([exe, f"--id={index}", f"--query-gpu={self.REASONS}",
+                                    "--format=csv,noheader"], capture_output=True, text=True,
+                                   timeout=10)
+            if probe.returncode == 0 and probe.stdout.strip().startswith("0x"):
+                query += "," + self.REASONS
             cmd = [exe, f"--id={index}", f"--query-gpu={query}",
                    "--format=csv,noheader,nounits", "-lms", "100"]
             self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -183,28 +194,44 @@ class GpuMonitor:
 
     @staticmethod
     def parse(lines: list[str]) -> dict | None:
-        """min / median / max of each field over the samples (lines "1980, 45, 312.5")."""
-        samples = []
+        """min / median / max of each field over the samples (lines "1980, 45, 312.5", with
+        the clock event reasons' mask after them where queried), and for each reason the
+        number of samples it was active in (`clock_reasons`, present only with the mask)."""
+        n = len(GpuMonitor.FIELDS)
+        samples, masks = [], []
         for line in lines:
+            parts = [v.strip() for v in line.split(",")]
             try:
-                samples.append([float(v) for v in line.split(",")])
+                values = [float(v) for v in parts[:n]]
+                mask = int(parts[n], 16) if len(parts) == n + 1 else None
             except ValueError:  # "[N/A]" or a partial line at termination
                 continue
-        samples = [x for x in samples if len(x) == len(GpuMonitor.FIELDS)]
+            if len(values) == n and len(parts) <= n + 1:
+                samples.append(values)
+                masks.append(mask)
         if not samples:
             return None
         out = {"samples": len(samples)}
         for i, (name, _) in enumerate(GpuMonitor.FIELDS):
             col = [x[i] for x in samples]
             out[name] = {"min": min(col), "median": statistics.median(col), "max": max(col)}
+        masks = [m for m in masks if m is not None]
+        if masks:
+            out["clock_reasons"] = {name: sum(bool(m & bit) for m in masks)
+                                    for bit, name in GpuMonitor.REASON_BITS.items()
+                                    if any(m & bit for m in masks)}
         return out
 
     @staticmethod
     def describe(s: dict) -> str:
         """One line for a `summary`."""
-        return (f"GPU state ({s['samples']} samples): SM clock {s['sm_mhz']['min']:.0f}-"
+        line = (f"GPU state ({s['samples']} samples): SM clock {s['sm_mhz']['min']:.0f}-"
                 f"{s['sm_mhz']['max']:.0f} MHz (median {s['sm_mhz']['median']:.0f}), "
                 f"{s['temp_c']['max']:.0f} C max, {s['power_w']['median']:.0f} W median")
+        if "clock_reasons" in s:
+            held = ", ".join(f"{k} {v}" for k, v in s["clock_reasons"].items()) or "none"
+            line += f"; clock held by (samples): {held}"
+        return line
 
 
 # transformers' hub layer names (as its decorators spell them) -> this package's layers

@@ -21,7 +21,8 @@ before).
 
 `--profile` adds a profiler breakdown of one step's device time: matrix products, attention,
 this package's kernels, and the rest (other elementwise / reduction kernels, copies), the part
-the kernels and torch.compile are meant to shrink.
+the kernels and torch.compile are meant to shrink. `--profile-loop N` profiles N steps as the
+loop runs them: how busy the device is there, per step, at the clocks the loop runs at.
 """
 
 from __future__ import annotations
@@ -108,6 +109,10 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--profile", action="store_true",
                    help="profiler breakdown of one step (per configuration)")
+    p.add_argument("--profile-loop", type=int, default=0, metavar="N",
+                   help="profile N steps as the timed loop runs them (no synchronization "
+                   "between steps): how busy the device is per step there, at the clocks the "
+                   "loop runs at (per configuration)")
     p.add_argument("--sync-debug", action="store_true",
                    help="after the timed loop, one more step (the second of a fresh schedule) "
                    "with torch.cuda.set_sync_debug_mode('error'): prints where the host first "
@@ -259,6 +264,7 @@ def run_config(args, config, dtype):
         t0 = make_scheduler(work.tokens, 1, args.device).timesteps[0]
         probe = work.noise(model, work.latents, t0).cpu()
         breakdown = profile_step(model, work, args) if args.profile else None
+        loop_breakdown = profile_loop(model, work, args) if args.profile_loop > 0 else None
     ms = [1000 * s for s in times]
     result = {
         "config": config,
@@ -275,6 +281,7 @@ def run_config(args, config, dtype):
         "peak_memory_gib": (torch.cuda.max_memory_allocated() / 2**30
                             if torch.device(args.device).type == "cuda" else None),
         "profile": breakdown,
+        "profile_loop": loop_breakdown,
         "sync_point": sync_point,
         "_probe": probe,
     }
@@ -292,6 +299,29 @@ def profile_step(model, work, args):
     scheduler = make_scheduler(work.tokens, 1, args.device)
     t = scheduler.timesteps[0]
     return profile_call(lambda: work.step(model, scheduler, work.latents.clone(), t), args.device)
+
+
+def profile_loop(model, work, args):
+    """`args.profile_loop` denoising steps under the profiler, unsynchronized as in the timed
+    loop, after one step outside it (a fresh scheduler's first step looks its index up with
+    `.item()`, a synchronization). Where the one-step profile times the device work of an
+    isolated step, this one shows whether the device idles between and inside steps of the
+    loop, and its kernel times at the loop's clocks (`gpu_state`). Totals are over all N
+    steps; `steps` says N."""
+    n = args.profile_loop
+    scheduler = make_scheduler(work.tokens, n + 1, args.device)
+    first = work.step(model, scheduler, work.latents.clone(), scheduler.timesteps[0])
+
+    def steps():
+        latents = first
+        for t in scheduler.timesteps[1:]:
+            latents = work.step(model, scheduler, latents, t)
+
+    with GpuMonitor(args.device) as gpu:
+        prof = profile_call(steps, args.device)
+    prof["steps"] = n
+    prof["gpu_state"] = gpu.summary
+    return prof
 
 
 def check_agreement(results, args):
@@ -368,6 +398,16 @@ def main(argv=None):
             print(f"    injected {n:3d} x {kind}")
         if r["profile"]:
             print_profile(config, r["profile"])
+        if r["profile_loop"]:
+            pl = r["profile_loop"]
+            print_profile(config, pl, what=f"{pl['steps']} steps of the loop")
+            t = pl["timeline"]
+            if t:
+                n = pl["steps"]
+                print(f"    per step of the loop: device span {t['device_span_ms'] / n:.2f} ms, "
+                      f"busy {t['device_busy_ms'] / n:.2f} ms")
+            if pl["gpu_state"]:
+                print(f"    {GpuMonitor.describe(pl['gpu_state'])}")
 
     check_agreement(results, args)
     eager = next((r for r in results if r["config"] == "eager"), None)

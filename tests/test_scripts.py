@@ -41,7 +41,7 @@ TINY_LTX = ["--model-size", "tiny", "--dtype", "fp32", "--num-frames", "9", "--h
 def test_benchmark_example_tiny(backend, tmp_path):
     out = tmp_path / "ltx.json"
     p = run_script("benchmark_example.py", *TINY_LTX, "--device", backend, "--cfg", "--compare",
-                   "--profile", "--sync-debug", "--json", out)
+                   "--profile", "--profile-loop", "2", "--sync-debug", "--json", out)
     data = json.loads(out.read_text())
     assert data["latent"] == [2, 2, 3] and data["tokens"] == 12 and data["transformer_batch"] == 2
     eager, kernels = data["results"]
@@ -59,6 +59,11 @@ def test_benchmark_example_tiny(backend, tmp_path):
     assert "ours" in kernels["profile"]["categories_ms"]
     assert kernels["profile"]["top_per_category"]["ours"][0]["ms"] > 0
     assert "ours" not in eager["profile"]["categories_ms"]
+    # two steps of the loop profiled: twice one step's calls of ours
+    loop, one = kernels["profile_loop"], kernels["profile"]
+    assert loop["steps"] == 2 and (loop["timeline"] is None) == (backend == "cpu")
+    assert loop["categories_ms"]["ours"] > 1.2 * one["categories_ms"]["ours"]
+    assert "steps of the loop" in p.stdout
     assert "speedup against eager" in p.stdout and "it/s" in p.stdout
     assert "sync debug: " in p.stdout
 
@@ -210,6 +215,12 @@ def test_gpu_monitor_parse():
                    "temp_c": {"min": 40.0, "median": 50.0, "max": 60.0},
                    "power_w": {"min": 300.5, "median": 500.0, "max": 650.0}}
     assert parse([]) is None and parse(["[N/A], [N/A], [N/A]"]) is None
+    # with the clock event reasons' mask: samples per active reason
+    got = parse(["1755, 60, 650.0, 0x0000000000000004\n", "1980, 40, 300.5, 0x0000000000000000\n",
+                 "1710, 61, 690.0, 0x0000000000000084\n", "1700, 6"])
+    assert got["samples"] == 3 and got["sm_mhz"]["min"] == 1710.0
+    assert got["clock_reasons"] == {"software power cap": 2, "hardware power brake": 1}
+    assert "clock held by (samples): software power cap 2" in _common().GpuMonitor.describe(got)
 
 
 def test_gpu_monitor_smi_index():
