@@ -683,13 +683,17 @@ void launch_gated_residual(GatedResidualParams<T, M> p, bool dense, cudaStream_t
     constexpr int VC = decltype(vec_c)::value;
     // The flat kernel for dense tensors (LTX_GATED_RESIDUAL_FLAT [1]; 0: always the row
     // kernel, for A/B runs).
+    // Threads a block: LTX_GATED_RESIDUAL_FLAT_THREADS [256], 32..256 (inductor's kernel
+    // for the same sum takes 128).
     static const bool flat_on = env_int("LTX_GATED_RESIDUAL_FLAT", 1, true) != 0;
+    static const int flat_threads =
+        std::clamp(env_int("LTX_GATED_RESIDUAL_FLAT_THREADS", kStreamThreads), 32, kStreamThreads);
     const int64_t nvec = p.D / VC;
     const int64_t total = p.rows * nvec;
     if (dense && flat_on && p.gate_b.fast && total < (int64_t{1} << 31)) {
-      const int64_t blocks = (total + kStreamThreads - 1) / kStreamThreads;
+      const int64_t blocks = (total + flat_threads - 1) / flat_threads;
       gated_residual_flat_kernel<T, M, VC>
-          <<<static_cast<unsigned>(blocks), kStreamThreads, 0, stream>>>(
+          <<<static_cast<unsigned>(blocks), flat_threads, 0, stream>>>(
               p, FastDiv::make(static_cast<uint32_t>(nvec)), static_cast<uint32_t>(nvec),
               static_cast<uint32_t>(total));
       return;

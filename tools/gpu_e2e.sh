@@ -12,6 +12,8 @@
 #              mode and with CUDA graphs ($FREEZE_MODES picks), profiled
 #   gelu       kernels and kernels+compile (also with --freeze and CUDA graphs) with
 #              --gelu-in-matmul (the feed-forward GELU in its projection's cuBLASLt epilogue)
+#   best       compile and kernels+compile each at its fastest settings measured so far:
+#              --freeze, CUDA graphs, and (kernels) --gelu-in-matmul, profiled
 #   llama      LLaMA-8B-sized prefill of 4096 tokens, the four configurations, profiled
 #              ($LLAMA_ARGS: more arguments, e.g. "--compile-scope model --no-reference";
 #              $LLAMA_TAG: suffix of its JSON)
@@ -29,6 +31,8 @@
 #   ncu        Nsight Compute (detailed set) over tools/ncu_ops.py $NCU_CASES (op:shape ...):
 #              ours and torch.compile's kernels; report and text in $OUT/ncu*
 #   sweep      benchmarks/sweep.py $SWEEP_ARGS into $OUT/sweep$SWEEP_TAG
+# $LTX_ARGS: more benchmark_example arguments for every LTX run (e.g. "--profile-loop 3
+# --sync-debug").
 # PREBUILT=NAME: no build; the CUDA extension comes from .prebuilt/NAME.tar.xz
 # (tools/gpu_prebuilt.sh), for calls whose time should go to running, not compiling.
 set -uo pipefail
@@ -52,7 +56,7 @@ quiet() { grep --line-buffered -v -e "^WARNING:kernels" -e "built from a dirty g
   -e "should be kept in float32" -e "_warn_once" -e "Profiler clears events" \
   -e "No kernel mapping found for layer"; }
 LTX=(--num-frames 49 --height 512 --width 768 --batch-size 1 --cfg --steps 10
-     --warmup-iterations 2 --no-progress)
+     --warmup-iterations 2 --no-progress ${LTX_ARGS:-})
 merge() {  # every run's JSON so far into $OUT/e2e.json (kept if the lease's limit hits)
   python3 - "$J" "$OUT/e2e.json" <<'PY'
 import json, sys
@@ -116,6 +120,9 @@ part_gelu() {  # the feed-forward GELU in its projection's cuBLASLt epilogue: ke
   ltx_run ltx2b-gelu-kernels "${g[@]}"
   ltx_run ltx2b-gelu-kc --compile "${g[@]}"
   ltx_run ltx2b-gelu-kc-freeze-cg --compile --freeze --compile-mode reduce-overhead "${g[@]}"
+}
+part_best() {
+  ltx_compiled best --freeze --compile-mode reduce-overhead --gelu-in-matmul --profile
 }
 part_sanitize() {
   for tool in memcheck racecheck; do
