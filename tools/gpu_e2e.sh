@@ -100,8 +100,9 @@ ltx_run() {  # name, benchmark_example arguments: one LTX run after part ltx's, 
     --json "$J/$name.json"
 }
 ltx_compiled() {  # name, benchmark_example arguments: compile, then kernels + compile, with them
+  # ($COMPILED_KERNELS: which of the two, default both)
   local name=$1; shift
-  for k in no-use-optimized-kernels use-optimized-kernels; do
+  for k in ${COMPILED_KERNELS:-no-use-optimized-kernels use-optimized-kernels}; do
     ltx_run "ltx2b-$name-${k%%-*}" --compile --$k "$@"
   done
 }
