@@ -148,11 +148,14 @@ class GpuMonitor:
             if index is None:
                 return self
             query = ",".join(q for _, q in self.FIELDS)
-            probe = subprocess.run([exe, f"--id={index}", f"--query-gpu={self.REASONS}",
-                                    "--format=csv,noheader"], capture_output=True, text=True,
-                                   timeout=10)
-            if probe.returncode == 0 and probe.stdout.strip().startswith("0x"):
-                query += "," + self.REASONS
+            # LTX_GPU_MONITOR_REASONS=0 leaves the reasons out (run N: whether their query
+            # slows the host is measured with it)
+            if os.environ.get("LTX_GPU_MONITOR_REASONS", "1") != "0":
+                probe = subprocess.run([exe, f"--id={index}", f"--query-gpu={self.REASONS}",
+                                        "--format=csv,noheader"], capture_output=True,
+                                       text=True, timeout=10)
+                if probe.returncode == 0 and probe.stdout.strip().startswith("0x"):
+                    query += "," + self.REASONS
             cmd = [exe, f"--id={index}", f"--query-gpu={query}",
                    "--format=csv,noheader,nounits", "-lms", "100"]
             self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

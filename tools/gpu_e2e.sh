@@ -14,6 +14,7 @@
 #              --gelu-in-matmul (the feed-forward GELU in its projection's cuBLASLt epilogue)
 #   best       compile and kernels+compile each at its fastest settings measured so far:
 #              --freeze, CUDA graphs, and (kernels) --gelu-in-matmul, profiled
+#   compare    eager and kernels in one process (--compare), no compile ($LTX_TAG: suffix)
 #   llama      LLaMA-8B-sized prefill of 4096 tokens, the four configurations, profiled
 #              ($LLAMA_ARGS: more arguments, e.g. "--compile-scope model --no-reference";
 #              $LLAMA_TAG: suffix of its JSON)
@@ -87,6 +88,9 @@ part_slow() { run slow-tests python3 -m pytest -v -p no:cacheprovider -m slow te
 part_ltx() {
   run ltx2b python3 scripts/benchmark_example.py "${LTX[@]}" --all-configs --profile \
     --json "$J/ltx2b.json"
+}
+part_compare() {  # eager and kernels, one process ($LTX_TAG: suffix of its name and JSON)
+  ltx_run "ltx2b-compare${LTX_TAG:-}" --compare
 }
 part_llama() {
   run llama8b python3 scripts/benchmark_transformers.py --seq-len 4096 --no-progress \
