@@ -342,12 +342,15 @@ def timeline(events, top: int = 8) -> dict:
     device had drained (the host was late), else as launch latency / dependency. Also the host
     time between consecutive issuing calls, grouped by the category of what each call issued
     (what a launch of ours, of inductor's or of cuBLAS's costs the host), the largest
-    host-bound gaps, and the host's issuing span. Times in ms; device events that the profiler
-    could not tie to an API call (e.g. inside a CUDA graph) take their graph launch's call."""
+    host-bound gaps, and the host's issuing span. For the largest host-bound gap, what the host
+    ran meanwhile (`largest_gap_host`): the host events (operators, dynamo's cache lookup,
+    compiled regions, ...; nested ones each counted) by their time inside the gap. Times in
+    ms; device events that the profiler could not tie to an API call (e.g. inside a CUDA
+    graph) take their graph launch's call."""
     from torch.autograd import DeviceType
 
     api: dict[int, tuple[float, float]] = {}
-    device = []
+    device, host = [], []
     graph_launches = 0
     for e in events:
         if e.device_type == DeviceType.CUDA:
@@ -355,6 +358,8 @@ def timeline(events, top: int = 8) -> dict:
         elif _is_api_call(e.name):
             api[e.id] = (e.time_range.start, e.time_range.end)
             graph_launches += e.name.startswith("cudaGraphLaunch")
+        else:
+            host.append((e.time_range.start, e.time_range.end, e.name))
     if not device:
         return {}
     device.sort()
@@ -374,7 +379,7 @@ def timeline(events, top: int = 8) -> dict:
             gap = start - run_end
             if call is not None and call[0] >= run_end:
                 idle_host += gap
-                gaps.append((gap, name))
+                gaps.append((gap, name, run_end, call[0]))
             else:
                 idle_other += gap
             busy += run_end - run_start
@@ -390,8 +395,15 @@ def timeline(events, top: int = 8) -> dict:
         by_cat[cat] = {"calls": len(v), "total_ms": sum(v) / 1000,
                        "median_us": v[len(v) // 2]}
     host_gaps_by_cat: dict[str, float] = {}
-    for gap, name in gaps:
+    for gap, name, *_ in gaps:
         host_gaps_by_cat[categorize(name)] = host_gaps_by_cat.get(categorize(name), 0.0) + gap
+    in_gap: dict[str, float] = {}
+    if gaps:
+        _, _, g0, g1 = max(gaps)
+        for start, end, name in host:
+            overlap = min(end, g1) - max(start, g0)
+            if overlap > 0:
+                in_gap[name] = in_gap.get(name, 0.0) + overlap
     return {
         "device_span_ms": span / 1000,
         "device_busy_ms": busy / 1000,
@@ -401,7 +413,9 @@ def timeline(events, top: int = 8) -> dict:
         "host_bound_idle_before_ms": {c: us / 1000 for c, us in
                                       sorted(host_gaps_by_cat.items(), key=lambda kv: -kv[1])},
         "largest_host_bound_gaps": [{"ms": g / 1000, "before": n[:120]}
-                                    for g, n in sorted(gaps, reverse=True)[:top]],
+                                    for g, n, *_ in sorted(gaps, reverse=True)[:top]],
+        "largest_gap_host": [{"ms": us / 1000, "name": n[:120]} for n, us in
+                             sorted(in_gap.items(), key=lambda kv: -kv[1])[:top]],
         "host_issue_span_ms": (calls[-1][1] - calls[0][0]) / 1000 if calls else None,
         "graph_launches": graph_launches,
         "host_between_calls": dict(sorted(by_cat.items(), key=lambda kv: -kv[1]["total_ms"])),
@@ -423,6 +437,10 @@ def print_timeline(t: dict) -> None:
               f"{c['total_ms']:8.3f} ms, median {c['median_us']:6.1f} us")
     for g in t["largest_host_bound_gaps"][:4]:
         print(f"      gap {g['ms']:7.3f} ms before {g['before'][:80]}")
+    if t.get("largest_gap_host"):
+        print("      the host during the largest gap (nested events each counted):")
+        for h in t["largest_gap_host"]:
+            print(f"        {h['ms']:7.3f} ms  {h['name'][:90]}")
 
 
 def print_profile(config: str, prof: dict, what: str = "one step") -> None:

@@ -72,11 +72,15 @@ def test_benchmark_example_tiny(backend, tmp_path):
 def test_benchmark_example_kernels_compile(backend, tmp_path):
     """--compile with --use-optimized-kernels (the fastest configuration) runs, whole model
     and per block, against a baseline JSON for the speedup; and with the weights frozen into
-    the graph (--freeze), its prediction still eager's."""
+    the graph (--freeze), its prediction still eager's; also with CUDA graphs and no guards on
+    the modules (--skip-module-guards: the mode passed as options)."""
     base = tmp_path / "eager.json"
     run_script("benchmark_example.py", *TINY_LTX, "--device", backend,
                "--no-use-optimized-kernels", "--json", base)
-    for scope, extra in (("model", []), ("blocks", []), ("model", ["--freeze", "--compare"])):
+    fastest = ["--freeze", "--compile-mode", "reduce-overhead", "--skip-module-guards",
+               "--compare"]
+    for scope, extra in (("model", []), ("blocks", []), ("model", ["--freeze", "--compare"]),
+                         ("model", fastest)):
         out = tmp_path / f"{scope}.json"
         run_script("benchmark_example.py", *TINY_LTX, "--device", backend, "--compile",
                    "--compile-scope", scope, "--baseline-json", base, "--json", out, *extra)
@@ -85,6 +89,7 @@ def test_benchmark_example_kernels_compile(backend, tmp_path):
         assert r["config"] == "kernels+compile" and r["speedup_vs_eager"] > 0
         assert r["speedup_vs_eager_loop"] > 0  # the baseline JSON has the loop time too
         assert data["freeze"] == ("--freeze" in extra)
+        assert data["skip_module_guards"] == ("--skip-module-guards" in extra)
         if extra:
             assert 0 < r["rel_err_vs_eager"] < 1e-4
 
@@ -257,6 +262,7 @@ def test_timeline():
         ev("cudaGraphLaunch", 80, 90, 5, dev=False), ev("void ltx::adaln_kernel", 95, 100, 5),
         ev("triton_red_fused_1", 101, 104, 5),
         ev("aten::add", 0, 200, 6, dev=False),  # an operator, not an API call
+        ev("TorchDynamo Cache Lookup", 72, 78, 7, dev=False),  # inside the 70-80 gap
     ]
     t = _common().timeline(events)
     assert t["device_span_ms"] == pytest.approx(0.094)
@@ -270,6 +276,10 @@ def test_timeline():
                                               "gemm": pytest.approx(0.015)}
     assert t["host_issue_span_ms"] == pytest.approx(0.090)
     assert t["graph_launches"] == 1
+    # the largest gap (70 to 80 on the host, before the graph's kernels): what ran meanwhile
+    assert t["largest_gap_host"] == [{"ms": pytest.approx(0.010), "name": "aten::add"},
+                                     {"ms": pytest.approx(0.006),
+                                      "name": "TorchDynamo Cache Lookup"}]
     between = t["host_between_calls"]
     assert between["ours"] == {"calls": 1, "total_ms": pytest.approx(0.034), "median_us": 34}
     assert between["gemm"]["calls"] == 2

@@ -13,7 +13,8 @@
 #   gelu       kernels and kernels+compile (also with --freeze and CUDA graphs) with
 #              --gelu-in-matmul (the feed-forward GELU in its projection's cuBLASLt epilogue)
 #   best       compile and kernels+compile each at its fastest settings measured so far:
-#              --freeze, CUDA graphs, and (kernels) --gelu-in-matmul, profiled
+#              --freeze, CUDA graphs, and (kernels) --gelu-in-matmul, profiled ($BEST_TAG:
+#              suffix of the runs' names)
 #   compare    eager and kernels in one process (--compare), no compile ($LTX_TAG: suffix)
 #   llama      LLaMA-8B-sized prefill of 4096 tokens, the four configurations, profiled
 #              ($LLAMA_ARGS: more arguments, e.g. "--compile-scope model --no-reference";
@@ -126,8 +127,9 @@ part_gelu() {  # the feed-forward GELU in its projection's cuBLASLt epilogue: ke
   ltx_run ltx2b-gelu-kc --compile "${g[@]}"
   ltx_run ltx2b-gelu-kc-freeze-cg --compile --freeze --compile-mode reduce-overhead "${g[@]}"
 }
-part_best() {
-  ltx_compiled best --freeze --compile-mode reduce-overhead --gelu-in-matmul --profile
+part_best() {  # ($BEST_TAG: suffix of its runs' names and JSON)
+  ltx_compiled "best${BEST_TAG:-}" --freeze --compile-mode reduce-overhead --gelu-in-matmul \
+    --profile
 }
 part_sanitize() {
   for tool in memcheck racecheck; do
