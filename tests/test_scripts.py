@@ -28,7 +28,7 @@ def run_script(name, *args, env=None, check=True, timeout=600):
 @pytest.mark.parametrize("name", ["benchmark_example.py", "benchmark_transformers.py",
                                   "ltx_kernel_injection_example.py",
                                   "transformers_injection_example.py",
-                                  "huggingface_kernels_example.py"])
+                                  "huggingface_kernels_example.py", "plot_e2e.py"])
 def test_help(name):
     assert "usage:" in run_script(name, "--help").stdout
 
@@ -92,6 +92,42 @@ def test_benchmark_example_kernels_compile(backend, tmp_path):
         assert data["skip_module_guards"] == ("--skip-module-guards" in extra)
         if extra:
             assert 0 < r["rel_err_vs_eager"] < 1e-4
+
+
+def test_plot_e2e(tmp_path):
+    """The end-to-end plot: each bar is the profiled step's device time by segment plus the
+    uncovered rest of the median step (never negative; the step alone without a profile); a
+    merged file's run and configuration are picked by name, tags label the bars."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("plot_e2e", SCRIPTS / "plot_e2e.py")
+    plot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plot)
+    prof = {"categories_ms": {"gemm": 20.0, "attention": 8.0, "ours": 3.0, "copy": 0.5,
+                              "inductor elementwise / reduction": 1.0}}
+    r = {"config": "kernels+compile", "ms_per_step_median": 40.0, "ms_per_step_loop": 39.0,
+         "profile": prof}
+    parts = plot.bar_parts(r)
+    assert parts == {"matrix products": 20.0, "attention": 8.0, "this package": 3.0,
+                     "other kernels": 1.5, "host / gaps": pytest.approx(7.5)}
+    assert plot.bar_parts(dict(r, ms_per_step_median=30.0))["host / gaps"] == 0.0
+    bare = {"config": "eager", "ms_per_step_median": 60.0, "ms_per_step_loop": 59.0}
+    assert plot.bar_parts(bare)["host / gaps"] == 60.0
+    merged = tmp_path / "e2e.json"
+    merged.write_text(json.dumps({
+        "ltx2b": {"freeze": False, "compile_mode": None, "results": [bare, r]},
+        "best": {"freeze": True, "compile_mode": "reduce-overhead", "gelu_in_matmul": True,
+                 "results": [r]}}))
+    got = plot.load(f"{merged}:best@run N")
+    assert [label for label, _ in got] == [
+        "kernels+compile (freeze, CUDA graphs, GELU in matmul) [run N]"]
+    assert [label for label, _ in plot.load(f"{merged}:ltx2b:eager")] == ["eager"]
+    with pytest.raises(SystemExit):
+        plot.load(f"{merged}:nope")
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "e2e.png"
+    run_script("plot_e2e.py", merged, "--target", "40", "--out", out)
+    assert out.stat().st_size > 10_000
 
 
 def test_benchmark_example_rejects_bad_frames():
