@@ -148,8 +148,8 @@ class GpuMonitor:
             if index is None:
                 return self
             query = ",".join(q for _, q in self.FIELDS)
-            # LTX_GPU_MONITOR_REASONS=0 leaves the reasons out (run N: whether their query
-            # slows the host is measured with it)
+            # LTX_GPU_MONITOR_REASONS=0 leaves the reasons out (run N call 3 timed eager +
+            # kernels with and without them: the host's speed moved as much either way)
             if os.environ.get("LTX_GPU_MONITOR_REASONS", "1") != "0":
                 probe = subprocess.run([exe, f"--id={index}", f"--query-gpu={self.REASONS}",
                                         "--format=csv,noheader"], capture_output=True,
