@@ -220,7 +220,6 @@ def prepare(args, config, dtype):
 
         # read by inductor when it compiles (at the first call), so set for the process
         inductor_config.freezing = args.freeze
-        kw = dict(fullgraph=True, mode=args.compile_mode)
         if args.skip_module_guards:
             # torch.compile takes a mode or options, not both: the mode as its options
             from torch._inductor import list_mode_options
@@ -228,6 +227,8 @@ def prepare(args, config, dtype):
             kw = dict(fullgraph=True, options={
                 **list_mode_options(args.compile_mode or "default"),
                 "guard_filter_fn": torch.compiler.skip_guard_on_all_nn_modules_unsafe})
+        else:
+            kw = dict(fullgraph=True, mode=args.compile_mode)
         if args.compile_scope == "model":
             model = torch.compile(model, **kw)
         else:
@@ -267,9 +268,7 @@ def run_config(args, config, dtype):
         assert torch.isfinite(latents).all(), f"{config}: non-finite latents (loop)"
         sync_point = None
         if args.sync_debug:
-            # the second step: the scheduler's first one looks its step index up with .item()
-            sched = make_scheduler(work.tokens, 2, args.device)
-            lat = work.step(model, sched, work.latents.clone(), sched.timesteps[0])
+            sched, lat = after_first_step(model, work, 1, args.device)
             sync_point = first_sync(lambda: work.step(model, sched, lat, sched.timesteps[1]),
                                     args.device)
         # one model call on the first step's input, kept to compare configurations
@@ -313,16 +312,22 @@ def profile_step(model, work, args):
     return profile_call(lambda: work.step(model, scheduler, work.latents.clone(), t), args.device)
 
 
+def after_first_step(model, work, steps: int, device: str):
+    """A fresh schedule of `steps` + 1 steps with its first step run: `(scheduler, latents)`.
+    The scheduler's first step looks its step index up with `.item()`, a synchronization,
+    which the sync-debug step and the loop profile keep out of what they observe."""
+    scheduler = make_scheduler(work.tokens, steps + 1, device)
+    return scheduler, work.step(model, scheduler, work.latents.clone(), scheduler.timesteps[0])
+
+
 def profile_loop(model, work, args):
     """`args.profile_loop` denoising steps under the profiler, unsynchronized as in the timed
-    loop, after one step outside it (a fresh scheduler's first step looks its index up with
-    `.item()`, a synchronization). Where the one-step profile times the device work of an
-    isolated step, this one shows whether the device idles between and inside steps of the
-    loop, and its kernel times at the loop's clocks (`gpu_state`). Totals are over all N
-    steps; `steps` says N."""
+    loop, after one step outside it (`after_first_step`). Where the one-step profile times the
+    device work of an isolated step, this one shows whether the device idles between and
+    inside steps of the loop, and its kernel times at the loop's clocks (`gpu_state`). Totals
+    are over all N steps; `steps` says N."""
     n = args.profile_loop
-    scheduler = make_scheduler(work.tokens, n + 1, args.device)
-    first = work.step(model, scheduler, work.latents.clone(), scheduler.timesteps[0])
+    scheduler, first = after_first_step(model, work, n, args.device)
 
     def steps():
         latents = first

@@ -100,11 +100,7 @@ def test_plot_e2e(tmp_path):
     """The end-to-end plot: each bar is the profiled step's device time by segment plus the
     uncovered rest of the median step (never negative; the step alone without a profile); a
     merged file's run and configuration are picked by name, tags label the bars."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("plot_e2e", SCRIPTS / "plot_e2e.py")
-    plot = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(plot)
+    plot = script_module("plot_e2e")
     prof = {"categories_ms": {"gemm": 20.0, "attention": 8.0, "ours": 3.0, "copy": 0.5,
                               "inductor elementwise / reduction": 1.0}}
     r = {"config": "kernels+compile", "ms_per_step_median": 40.0, "ms_per_step_loop": 39.0,
@@ -238,13 +234,19 @@ def test_transformers_kernel_config_path(monkeypatch, capsys):
             in capsys.readouterr().out)
 
 
-def _common():
+def script_module(name: str):
+    """scripts/<name>.py as a module (scripts/ on sys.path only while it is imported)."""
+    import importlib
+
     sys.path.insert(0, str(SCRIPTS))
     try:
-        import _common
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(SCRIPTS))
-    return _common
+
+
+def _common():
+    return script_module("_common")
 
 
 def test_gpu_monitor_parse():
