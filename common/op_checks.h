@@ -453,11 +453,12 @@ inline bool same_rows(const BcastRows& a, const BcastRows& b) {
   return true;
 }
 
-// cos and sin: the same shape `[..., R]` (R, the rotary dim, even, 2 <= R <= D: the first R
-// elements of each row of x are rotated, the rest copied), dtype float32 or x's, on x's device.
-// Returns R.
+// cos and sin: the same shape `[..., L]`, dtype float32 or x's, on x's device. R, the rotary
+// dim (even, 2 <= R <= D: the first R elements of each row of x are rotated, the rest copied),
+// is L, or 2L with `pairs` (pair tables: one cos / sin value per rotation pair, where the
+// models' full tables repeat each value for both elements of a pair). Returns R.
 inline int64_t check_rope_tables(const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& x,
-                                 const char* x_name) {
+                                 const char* x_name, bool pairs) {
   check_same_device(cos, x, "cos", x_name);
   check_same_device(sin, x, "sin", x_name);
   LTX_CHECK(cos.scalar_type() == x.scalar_type() || cos.scalar_type() == at::kFloat,
@@ -468,26 +469,35 @@ inline int64_t check_rope_tables(const at::Tensor& cos, const at::Tensor& sin, c
   LTX_CHECK(cos.dim() >= 1, "cos: expected at least 1 dimension, got a 0-d tensor");
   LTX_CHECK(sin.sizes() == cos.sizes(), "sin: expected the shape of cos ", cos.sizes(), ", got ",
               sin.sizes());
-  const int64_t D = x.size(-1), R = cos.size(-1);
-  LTX_CHECK(R >= 2 && R % 2 == 0 && R <= D,
+  const int64_t D = x.size(-1), L = cos.size(-1);
+  if (pairs) {
+    LTX_CHECK(L >= 1 && 2 * L <= D,
+                "cos: with pair_tables the last dim (one value per pair: the rotary dim / 2) ",
+                "must be in [1, ", D / 2, "] (half the last dim of ", x_name, "), got ", L);
+    return 2 * L;
+  }
+  LTX_CHECK(L >= 2 && L % 2 == 0 && L <= D,
               "cos: the last dim (rotary dim) must be even and in [2, ", D, "] (the last dim of ",
-              x_name, "), got ", R);
-  return R;
+              x_name, "), got ", L);
+  return L;
 }
 
-// Where row r of x finds its cos and sin rows; `sin_like_cos` when both use the same offsets.
+// Where row r of x finds its cos and sin rows (rows of R, or of R / 2 values with `pairs`);
+// `sin_like_cos` when both use the same offsets.
 struct RopeTables {
   int64_t R = 0;
+  bool pairs = false;
   BcastRows cos_rows, sin_rows;
   bool sin_like_cos = false;
 };
 
 inline RopeTables rope_tables(const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& x,
-                              const char* x_name) {
+                              const char* x_name, bool pairs = false) {
   RopeTables t;
-  t.R = check_rope_tables(cos, sin, x, x_name);
-  t.cos_rows = broadcast_rows(cos, x, "cos", t.R);
-  t.sin_rows = broadcast_rows(sin, x, "sin", t.R);
+  t.R = check_rope_tables(cos, sin, x, x_name, pairs);
+  t.pairs = pairs;
+  t.cos_rows = broadcast_rows(cos, x, "cos", cos.size(-1));
+  t.sin_rows = broadcast_rows(sin, x, "sin", cos.size(-1));
   t.sin_like_cos = same_rows(t.cos_rows, t.sin_rows);
   return t;
 }
@@ -541,6 +551,7 @@ inline NormRopeViews check_rms_norm_rope_args(const at::Tensor& out, const at::T
                                               const std::optional<at::Tensor>& weight,
                                               const at::Tensor& cos, const at::Tensor& sin,
                                               double eps, int64_t num_heads,
+                                              bool pair_tables,
                                               const char* x_name = "input",
                                               const char* out_name = "out",
                                               const char* w_name = "weight") {
@@ -557,7 +568,7 @@ inline NormRopeViews check_rms_norm_rope_args(const at::Tensor& out, const at::T
     v.out = out.unflatten(-1, {num_heads, hd});
   }
   if (weight.has_value()) check_feature_vector(*weight, v.x, w_name);
-  v.tab = rope_tables(cos, sin, v.x, x_name);
+  v.tab = rope_tables(cos, sin, v.x, x_name, pair_tables);
   return v;
 }
 
@@ -571,7 +582,8 @@ struct NormRopeQkViews {
 inline NormRopeQkViews check_rms_norm_rope_qk_args(
     const at::Tensor& q_out, const at::Tensor& k_out, const at::Tensor& q, const at::Tensor& k,
     const std::optional<at::Tensor>& q_weight, const std::optional<at::Tensor>& k_weight,
-    const at::Tensor& cos, const at::Tensor& sin, double eps, int64_t num_heads) {
+    const at::Tensor& cos, const at::Tensor& sin, double eps, int64_t num_heads,
+    bool pair_tables) {
   check_qk_pair(q, k);
   if (q_weight.has_value() && k_weight.has_value()) {
     LTX_CHECK(k_weight->scalar_type() == q_weight->scalar_type(),
@@ -579,10 +591,10 @@ inline NormRopeQkViews check_rms_norm_rope_qk_args(
                 "), got ", dtype_name(k_weight->scalar_type()));
   }
   return NormRopeQkViews{
-      check_rms_norm_rope_args(q_out, q, q_weight, cos, sin, eps, num_heads, "q", "q_out",
-                               "q_weight"),
-      check_rms_norm_rope_args(k_out, k, k_weight, cos, sin, eps, num_heads, "k", "k_out",
-                               "k_weight")};
+      check_rms_norm_rope_args(q_out, q, q_weight, cos, sin, eps, num_heads, pair_tables, "q",
+                               "q_out", "q_weight"),
+      check_rms_norm_rope_args(k_out, k, k_weight, cos, sin, eps, num_heads, pair_tables, "k",
+                               "k_out", "k_weight")};
 }
 
 // Rows that read one table row, walked next to each other. When cos and sin broadcast over a
@@ -631,7 +643,7 @@ inline bool shared_table_rows_inner(NormRopeViews* const* views, int n, const at
   for (int i = 0; i < n; ++i) {
     views[i]->x = xs[i];
     views[i]->out = outs[i];
-    views[i]->tab = rope_tables(c, s, xs[i], "input");
+    views[i]->tab = rope_tables(c, s, xs[i], "input", views[i]->tab.pairs);
   }
   return true;
 }

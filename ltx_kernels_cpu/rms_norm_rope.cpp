@@ -28,8 +28,10 @@ void rms_norm_rope_rows(T* out, const T* x, const W* weight, const C* cos, const
       } else {
         for (int64_t i = 0; i < D; ++i) v[i] *= inv;
       }
-      const float* c = table_row(cos + tab.cos_rows.offset(r), cs, R);
-      const float* s = table_row(sin + tab.sin_rows.offset(r), ss, R);
+      const C* cr = cos + tab.cos_rows.offset(r);
+      const C* sr = sin + tab.sin_rows.offset(r);
+      const float* c = tab.pairs ? pair_table_row(cr, cs, R, interleaved) : table_row(cr, cs, R);
+      const float* s = tab.pairs ? pair_table_row(sr, ss, R, interleaved) : table_row(sr, ss, R);
       rope_store_row(out + out_rows.offset(r), v, c, s, D, R, interleaved);
     }
   });
@@ -78,10 +80,11 @@ inline void rms_norm_rope_run(const NormRopeViews& views, const std::optional<at
 
 void rms_norm_rope(at::Tensor& out, const at::Tensor& input,
                    const std::optional<at::Tensor>& weight, const at::Tensor& cos,
-                   const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads) {
+                   const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads,
+                   bool pair_tables) {
   using namespace ltx;
   const NormRopeViews views =
-      check_rms_norm_rope_args(out, input, weight, cos, sin, eps, num_heads);
+      check_rms_norm_rope_args(out, input, weight, cos, sin, eps, num_heads, pair_tables);
   cpu::rms_norm_rope_run(views, weight, cos, sin, eps, interleaved, "out");
 }
 
@@ -90,10 +93,11 @@ void rms_norm_rope(at::Tensor& out, const at::Tensor& input,
 void rms_norm_rope_qk(at::Tensor& q_out, at::Tensor& k_out, const at::Tensor& q,
                       const at::Tensor& k, const std::optional<at::Tensor>& q_weight,
                       const std::optional<at::Tensor>& k_weight, const at::Tensor& cos,
-                      const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads) {
+                      const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads,
+                      bool pair_tables) {
   using namespace ltx;
   const NormRopeQkViews v = check_rms_norm_rope_qk_args(q_out, k_out, q, k, q_weight, k_weight,
-                                                        cos, sin, eps, num_heads);
+                                                        cos, sin, eps, num_heads, pair_tables);
   cpu::rms_norm_rope_run(v.q, q_weight, cos, sin, eps, interleaved, "q_out");
   cpu::rms_norm_rope_run(v.k, k_weight, cos, sin, eps, interleaved, "k_out");
 }

@@ -20,6 +20,20 @@ inline const float* table_row(const C* row, float* scratch, int64_t R) {
   }
 }
 
+// A pair table's row (R / 2 values, one per rotation pair) as the full row of R floats that
+// rope_store_row reads: each value at both elements of its pair (interleaved (2j, 2j+1), split
+// halves (j, R/2 + j)).
+template <typename C>
+inline const float* pair_table_row(const C* row, float* full, int64_t R, bool interleaved) {
+  const int64_t half = R / 2;
+  for (int64_t j = 0; j < half; ++j) {
+    const float v = static_cast<float>(row[j]);
+    full[interleaved ? 2 * j : j] = v;
+    full[interleaved ? 2 * j + 1 : half + j] = v;
+  }
+  return full;
+}
+
 // out = v with its first R elements rotated by pairs (interleaved (2i, 2i+1) or split halves
 // (i, i + R/2)); for a pair (a, b) at (p, q): out[p] = a*c[p] - b*s[p], out[q] = b*c[q] + a*s[q].
 // Elements R..D-1 are stored unchanged. Each value is rounded to O once.

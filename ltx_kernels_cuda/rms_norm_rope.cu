@@ -47,14 +47,15 @@ struct NormRopeTensor {
 template <typename T, typename W, typename C>
 struct RmsNormRopeParams {
   NormRopeTensor<T, W> t[2];     // NT of them used
-  const C* cos;                  // [..., R] at cos_rows
-  const C* sin;                  // [..., R] at sin_rows
+  const C* cos;                  // [..., R] (pair tables: [..., R / 2]) at cos_rows
+  const C* sin;                  // the same at sin_rows
   FastBcast cos_rows, sin_rows;  // row r's offset in cos / sin (broadcast)
   int64_t rows;
   RopeRow row;
   int group;  // threads per row (G)
   float eps;
   bool sin_like_cos;  // sin has cos's strides: one offset for both
+  bool pairs;         // pair tables: one cos / sin value per rotation pair
 };
 
 // Normalizes item k of each of the NT tensors (raw values v[t], by inv[t] and its weight),
@@ -69,8 +70,13 @@ __device__ __forceinline__ void norm_rope_write(const RmsNormRopeParams<T, W, C>
   const bool rot = rope_item_pos<VEC, IL>(p.row, k, pa, pb);
   float c[F], s[F];
   if (rot) {
-    load_item<C, VEC, IL>(cr, pa, pb, p.row.R, c);
-    load_item<C, VEC, IL>(sr, pa, pb, p.row.R, s);
+    if (p.pairs) {
+      load_pair_item<C, VEC, IL>(cr, pa, c);
+      load_pair_item<C, VEC, IL>(sr, pa, s);
+    } else {
+      load_item<C, VEC, IL>(cr, pa, pb, p.row.R, c);
+      load_item<C, VEC, IL>(sr, pa, pb, p.row.R, s);
+    }
   }
 #pragma unroll
   for (int t = 0; t < NT; ++t) {
@@ -198,11 +204,13 @@ void launch_rms_norm_rope(RmsNormRopeParams<T, W, C> p, int D, int R, bool inter
                           cudaStream_t stream) {
   // 16-byte accesses of x when V divides D and the rotated span's halves (items then hold
   // whole pairs and never straddle R) and every pointer and row start allows them (weight and
-  // cos / sin with V elements of their own type); scalar otherwise.
+  // cos / sin with V elements of their own type; pair tables with an item's U pairs: V / 2
+  // interleaved, V split); scalar otherwise.
   constexpr int V = kVec16<T>;
+  const int tv = p.pairs && interleaved ? V / 2 : V;
   bool vec_ok = D % V == 0 && (interleaved ? R % V == 0 : (R / 2) % V == 0) &&
-                is_aligned(p.cos, sizeof(C) * V) && is_aligned(p.sin, sizeof(C) * V) &&
-                p.cos_rows.strides_multiple_of(V) && p.sin_rows.strides_multiple_of(V);
+                is_aligned(p.cos, sizeof(C) * tv) && is_aligned(p.sin, sizeof(C) * tv) &&
+                p.cos_rows.strides_multiple_of(tv) && p.sin_rows.strides_multiple_of(tv);
   for (int t = 0; t < NT; ++t) {
     const NormRopeTensor<T, W>& a = p.t[t];
     vec_ok = vec_ok && is_aligned(a.x, sizeof(T) * V) && is_aligned(a.out, sizeof(T) * V) &&
@@ -256,7 +264,7 @@ NormRopeTensor<T, W> norm_rope_tensor(const NormRopeViews& v,
 
 // Runs rms_norm_rope over one tensor (views[1] == nullptr) or over q and k, in one launch when
 // their rows match (NT = 2), else one after the other. Weights: each in x's dtype or fp32, the
-// two alike (checked); cos / sin in x's dtype or fp32.
+// two alike (checked); cos / sin in x's dtype or fp32, full or pair tables (both views alike).
 inline void run_rms_norm_rope(const NormRopeViews* const (&views)[2],
                               const std::optional<at::Tensor>* const (&weights)[2],
                               const at::Tensor& cos, const at::Tensor& sin, double eps,
@@ -283,6 +291,7 @@ inline void run_rms_norm_rope(const NormRopeViews* const (&views)[2],
       p.cos = reinterpret_cast<const C*>(cos.data_ptr());
       p.sin = reinterpret_cast<const C*>(sin.data_ptr());
       p.eps = static_cast<float>(eps);
+      p.pairs = v0.tab.pairs;
       at::Tensor keep[2];
       for (int t = 0; t < nt; ++t) {
         p.t[t] = norm_rope_tensor<T, W>(*views[t], *weights[t], keep[t],
@@ -326,9 +335,11 @@ inline void run_rms_norm_rope(const NormRopeViews* const (&views)[2],
 
 void rms_norm_rope(at::Tensor& out, const at::Tensor& input,
                    const std::optional<at::Tensor>& weight, const at::Tensor& cos,
-                   const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads) {
+                   const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads,
+                   bool pair_tables) {
   using namespace ltx;
-  NormRopeViews views = check_rms_norm_rope_args(out, input, weight, cos, sin, eps, num_heads);
+  NormRopeViews views =
+      check_rms_norm_rope_args(out, input, weight, cos, sin, eps, num_heads, pair_tables);
   if (out.numel() == 0) return;
   NormRopeViews* const shared[] = {&views};
   shared_table_rows_inner(shared, 1, cos, sin);
@@ -338,10 +349,11 @@ void rms_norm_rope(at::Tensor& out, const at::Tensor& input,
 void rms_norm_rope_qk(at::Tensor& q_out, at::Tensor& k_out, const at::Tensor& q,
                       const at::Tensor& k, const std::optional<at::Tensor>& q_weight,
                       const std::optional<at::Tensor>& k_weight, const at::Tensor& cos,
-                      const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads) {
+                      const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads,
+                      bool pair_tables) {
   using namespace ltx;
   NormRopeQkViews v = check_rms_norm_rope_qk_args(q_out, k_out, q, k, q_weight, k_weight, cos,
-                                                  sin, eps, num_heads);
+                                                  sin, eps, num_heads, pair_tables);
   if (q_out.numel() == 0 && k_out.numel() == 0) return;
   if (v.q.x.sizes() == v.k.x.sizes()) {  // one launch for both: permuted together
     NormRopeViews* const both[] = {&v.q, &v.k};

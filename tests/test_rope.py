@@ -650,6 +650,160 @@ def test_rms_norm_rope_qk_empty_and_errors(kernel, device):
         qk(num_heads=2)
 
 
+# ---- pair tables (pair_tables=True) ----------------------------------------------------------
+
+
+def full_tables(c, s, interleaved):
+    """The full tables `[..., R]` that pair tables `[..., R/2]` stand for: each value at both
+    elements of its pair."""
+    if interleaved:
+        return c.repeat_interleave(2, -1), s.repeat_interleave(2, -1)
+    return torch.cat([c, c], -1), torch.cat([s, s], -1)
+
+
+@pytest.mark.parametrize("tkind", TABLE_DTYPES)
+@pytest.mark.parametrize("interleaved", PAIRS)
+@pytest.mark.parametrize("D,L", [(8, 4), (64, 1), (64, 24), (64, 31), (769, 384), (2048, 1024),
+                                 (5125, 2562), (5125, 1280)])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rms_norm_rope_pair_tables(kernel, device, dtype, D, L, interleaved, tkind):
+    """Pair tables (one random value a pair, L = R/2 of them, partial rotary included) against
+    the float64 reference with the full tables they stand for, and bit for bit what the op
+    gives with those full tables (the same fp32 values in the same formula), for
+    rms_norm_rope and the q / k pair (one launch on CUDA) with q and k of one fused qkv."""
+    q, k = qk_inputs((2, 3, D), dtype, device, "qkv")
+    w = make_weight("same", D, dtype, device)
+    ch, sh = tables((2, 3, L), dtype, device, tkind)
+    cf, sf = full_tables(ch, sh, interleaved)
+    y = kernel.rms_norm_rope(q, w, ch, sh, 1e-5, interleaved=interleaved, pair_tables=True)
+    assert_close(y, ref_rms_norm_rope(q, w, cf, sf, 1e-5, interleaved))
+    assert torch.equal(y, kernel.rms_norm_rope(q, w, cf, sf, 1e-5, interleaved=interleaved))
+    yq, yk = kernel.rms_norm_rope_qk(q, k, w, None, ch, sh, 1e-5, interleaved=interleaved,
+                                     pair_tables=True)
+    fq, fk = kernel.rms_norm_rope_qk(q, k, w, None, cf, sf, 1e-5, interleaved=interleaved)
+    assert_close(yq, ref_rms_norm_rope(q, w, cf, sf, 1e-5, interleaved))
+    assert_close(yk, ref_rms_norm_rope(k, None, cf, sf, 1e-5, interleaved))
+    assert torch.equal(yq, fq) and torch.equal(yk, fk)
+
+
+PAIR_BROADCAST = [
+    # x shape, pair table shape, num_heads (per head) or None
+    ((3, 5, 64), (1, 5, 32), None),  # LTX: one sample's tables for the whole batch
+    ((2, 6, 4 * 32), (6, 1, 16), 4),  # FLUX / Qwen3: per head, [S, 1, Dh / 2]
+    ((2, 6, 4 * 32), (2, 6, 1, 8), 4),  # per head, partial rotary, per sample
+]
+
+
+@pytest.mark.parametrize("interleaved", PAIRS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("xshape,tshape,heads", PAIR_BROADCAST)
+def test_rms_norm_rope_pair_tables_broadcast(kernel, device, dtype, xshape, tshape, heads,
+                                             interleaved):
+    """Pair tables broadcast over the batch (the rows that share them walked side by side on
+    CUDA) and per head, q and k strided (one fused qkv) and k of half the heads (GQA: q and k
+    one after the other): the same results as with the full tables."""
+    q, k = qk_inputs(xshape, dtype, device, "qkv")
+    kw = dict(interleaved=interleaved, per_head=heads is not None, num_heads=heads)
+    dh = xshape[-1] // (heads or 1)
+    w = make_weight("fp32", dh, dtype, device)
+    ch, sh = tables(tshape, dtype, device)
+    cf, sf = full_tables(ch, sh, interleaved)
+    yq, yk = kernel.rms_norm_rope_qk(q, k, w, w, ch, sh, 1e-6, pair_tables=True, **kw)
+    assert_close(yq, ref_rms_norm_rope(q, w, cf, sf, 1e-6, interleaved, heads))
+    fq, fk = kernel.rms_norm_rope_qk(q, k, w, w, cf, sf, 1e-6, **kw)
+    assert torch.equal(yq, fq) and torch.equal(yk, fk)
+    if heads is not None:  # GQA: q and k as [..., H, Dh], k with half the heads
+        qh = q.unflatten(-1, (heads, dh))
+        kg = torch.randn(*xshape[:-1], heads // 2, dh, dtype=dtype, device=device)
+        kw.update(per_head=True, num_heads=None)
+        yq, yk = kernel.rms_norm_rope_qk(qh, kg, w, w, ch, sh, 1e-6, pair_tables=True, **kw)
+        assert_close(yk.flatten(-2), ref_rms_norm_rope(kg.flatten(-2), w, cf, sf, 1e-6,
+                                                       interleaved, heads // 2))
+        fq, fk = kernel.rms_norm_rope_qk(qh, kg, w, w, cf, sf, 1e-6, **kw)
+        assert torch.equal(yq, fq) and torch.equal(yk, fk)
+
+
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rms_norm_rope_pair_tables_models(kernel, device, dtype):
+    """The models' own tables as pair tables (`rope_pair_tables`): LTX-Video's fp32 tables
+    (interleaved, with the padding pair of 2048 % 6) and LLaMA's (split halves): the results
+    of the full tables, bit for bit."""
+    from diffusers.models.transformers.transformer_ltx import LTXVideoRotaryPosEmbed
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    emb = LTXVideoRotaryPosEmbed(2048)
+    q = torch.randn(2, 2 * 2 * 3, 2048, dtype=dtype, device=device)
+    k = torch.randn_like(q)
+    cos, sin = emb(q, 2, 2, 3, rope_interpolation_scale=(torch.tensor(1.0), 1.0, 1.0))
+    ch, sh = kernel.rope_pair_tables(cos[:1], sin[:1], interleaved=True)
+    assert ch.shape == (1, 12, 1024) and ch.is_contiguous()
+    w = (1 + 0.3 * torch.randn(2048, device=device)).to(dtype)
+    pq, pk = kernel.rms_norm_rope_qk(q, k, w, w, ch, sh, 1e-5, interleaved=True,
+                                     pair_tables=True)
+    fq, fk = kernel.rms_norm_rope_qk(q, k, w, w, cos, sin, 1e-5, interleaved=True)
+    assert torch.equal(pq, fq) and torch.equal(pk, fk)
+
+    cfg = LlamaConfig(hidden_size=256, num_attention_heads=4, num_key_value_heads=2)
+    pos = torch.arange(7, device=device)[None]
+    cos, sin = LlamaRotaryEmbedding(cfg).to(device)(q, pos)  # [1, 7, 64], x's dtype
+    x = torch.randn(1, 4, 7, 64, dtype=dtype, device=device)
+    ch, sh = kernel.rope_pair_tables(cos, sin, interleaved=False)
+    y = kernel.rms_norm_rope(x, None, ch[:, None], sh[:, None], 1e-6, interleaved=False,
+                             pair_tables=True)
+    assert torch.equal(y, kernel.rms_norm_rope(x, None, cos[:, None], sin[:, None], 1e-6,
+                                               interleaved=False))
+
+
+@pytest.mark.kernels_ci
+def test_rms_norm_rope_pair_tables_errors(kernel, device):
+    bf = torch.bfloat16
+    x = torch.randn(2, 3, 64, dtype=bf, device=device)
+    ch, sh = tables((2, 3, 32), bf, device, "same")
+
+    def nr(cos=ch, sin=sh, **kw):
+        return kernel.rms_norm_rope(x, None, cos, sin, 1e-6, interleaved=True, pair_tables=True,
+                                    **kw)
+
+    nr()  # R = 64 = D
+    with pytest.raises(RuntimeError, match="pair_tables"):  # R = 66 > D
+        nr(cos=torch.cat([ch, ch[..., :1]], -1), sin=torch.cat([sh, sh[..., :1]], -1))
+    with pytest.raises(RuntimeError, match="pair_tables"):  # no pair
+        nr(cos=ch[..., :0], sin=sh[..., :0])
+    with pytest.raises(RuntimeError, match="pair_tables"):  # per head: R / 2 <= Dh / 2
+        nr(cos=ch[..., None, :], sin=sh[..., None, :], per_head=True, num_heads=2)
+    with pytest.raises(RuntimeError, match="cos"):  # does not broadcast against x
+        nr(cos=ch[:, :2], sin=sh[:, :2])
+    with pytest.raises(RuntimeError, match="pair_tables"):
+        kernel.rms_norm_rope_qk(x, x, None, None, torch.cat([ch, ch], -1),
+                                torch.cat([sh, sh], -1), 1e-6, interleaved=False,
+                                pair_tables=True)
+
+
+@pytest.mark.kernels_ci
+def test_rms_norm_rope_pair_tables_compile(kernel, device):
+    """fullgraph, the pair tables made inside the graph from full ones (as the LTX injection
+    does under torch.compile): the eager result."""
+    dt = torch.bfloat16
+    w = torch.randn(128, dtype=dt, device=device)
+
+    def f(q, k, cos, sin):
+        ch, sh = kernel.rope_pair_tables(cos[:1], sin[:1], interleaved=True)
+        return kernel.rms_norm_rope_qk(q, k, w, w, ch, sh, 1e-5, interleaved=True,
+                                       pair_tables=True)
+
+    torch._dynamo.reset()
+    cf = torch.compile(f, fullgraph=True)
+    q = torch.randn(2, 9, 128, dtype=dt, device=device)
+    k = torch.randn_like(q)
+    theta = torch.randn(1, 9, 64, device=device)
+    cos, sin = full_tables(theta.cos(), theta.sin(), True)
+    cos, sin = cos.expand(2, -1, -1), sin.expand(2, -1, -1)
+    for a, b in zip(cf(q, k, cos, sin), f(q, k, cos, sin)):
+        assert torch.equal(a, b)
+
+
 # ---- opcheck, compile, bad inputs ------------------------------------------------------------
 
 
@@ -665,14 +819,23 @@ def test_opcheck(kernel, device):
         torch.library.opcheck(kernel.ops.rope, (out, x, cos, sin, True))
         torch.library.opcheck(kernel.ops.rope, (out, x, c16, s16, False))
         torch.library.opcheck(kernel.ops.rope_qk, (out, torch.empty_like(k), x, k, cos, sin, False))
-        torch.library.opcheck(kernel.ops.rms_norm_rope, (out, x, w, cos, sin, 1e-6, True, 1))
+        torch.library.opcheck(kernel.ops.rms_norm_rope,
+                              (out, x, w, cos, sin, 1e-6, True, 1, False))
         c32, s32 = tables((2, 1, 1, 32), dtype, device)
-        torch.library.opcheck(kernel.ops.rms_norm_rope, (out, x, None, c32, s32, 1e-6, False, 2))
+        torch.library.opcheck(kernel.ops.rms_norm_rope,
+                              (out, x, None, c32, s32, 1e-6, False, 2, False))
+        # pair tables: [..., R/2]
+        torch.library.opcheck(kernel.ops.rms_norm_rope,
+                              (out, x, w, c32[:, :, 0], s32[:, :, 0], 1e-6, True, 1, True))
         k3 = torch.randn_like(x)
         torch.library.opcheck(kernel.ops.rms_norm_rope_qk, (out, torch.empty_like(x), x, k3, w,
-                                                            None, cos, sin, 1e-6, True, 1))
+                                                            None, cos, sin, 1e-6, True, 1, False))
         torch.library.opcheck(kernel.ops.rms_norm_rope_qk, (out, torch.empty_like(k), x, k, None,
-                                                            w[:32], c32, s32, 1e-6, False, 2))
+                                                            w[:32], c32, s32, 1e-6, False, 2,
+                                                            False))
+        torch.library.opcheck(kernel.ops.rms_norm_rope_qk,
+                              (out, torch.empty_like(x), x, k3, w, None, c32[:, :, 0],
+                               s32[:, :, 0], 1e-6, False, 1, True))
 
 
 @pytest.mark.kernels_ci

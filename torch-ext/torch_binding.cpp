@@ -61,12 +61,12 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
   LTX_IMPL(ops, rope_qk);
   ops.def(
       "rms_norm_rope(Tensor! out, Tensor input, Tensor? weight, Tensor cos, Tensor sin, "
-      "float eps, bool interleaved, int num_heads) -> ()", kLayout);
+      "float eps, bool interleaved, int num_heads, bool pair_tables) -> ()", kLayout);
   LTX_IMPL(ops, rms_norm_rope);
   ops.def(
       "rms_norm_rope_qk(Tensor! q_out, Tensor! k_out, Tensor q, Tensor k, Tensor? q_weight, "
       "Tensor? k_weight, Tensor cos, Tensor sin, float eps, bool interleaved, "
-      "int num_heads) -> ()", kLayout);
+      "int num_heads, bool pair_tables) -> ()", kLayout);
   LTX_IMPL(ops, rms_norm_rope_qk);
 }
 

@@ -53,13 +53,16 @@ void rope(at::Tensor& out, const at::Tensor& input, const at::Tensor& cos, const
 void rope_qk(at::Tensor& q_out, at::Tensor& k_out, const at::Tensor& q, const at::Tensor& k,
              const at::Tensor& cos, const at::Tensor& sin, bool interleaved);
 // RMSNorm over the last dim (num_heads == 1) or over each of num_heads equal parts of it, then
-// rope on each normalized row; one pass over input, fp32 in between.
+// rope on each normalized row; one pass over input, fp32 in between. pair_tables: cos / sin
+// hold one value per rotation pair (last dim R / 2).
 void rms_norm_rope(at::Tensor& out, const at::Tensor& input,
                    const std::optional<at::Tensor>& weight, const at::Tensor& cos,
-                   const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads);
+                   const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads,
+                   bool pair_tables);
 // rms_norm_rope on q and k (same dtype and last dim) with one cos / sin: one launch that loads
 // each cos / sin item once for both when their rows match, else one after the other.
 void rms_norm_rope_qk(at::Tensor& q_out, at::Tensor& k_out, const at::Tensor& q,
                       const at::Tensor& k, const std::optional<at::Tensor>& q_weight,
                       const std::optional<at::Tensor>& k_weight, const at::Tensor& cos,
-                      const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads);
+                      const at::Tensor& sin, double eps, bool interleaved, int64_t num_heads,
+                      bool pair_tables);

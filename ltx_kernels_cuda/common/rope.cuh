@@ -2,7 +2,8 @@
 // that each hold whole rotation pairs, item loads and stores, and the rotation itself (row
 // offsets of strided / broadcast operands: common/fast_rows.cuh).
 //
-// Pairs, as the models define them (cos / sin already repeated per pair, full rotary dim R):
+// Pairs, as the models define them (cos / sin already repeated per pair, full rotary dim R; or,
+// with pair tables, one value per pair: R / 2 of them, see load_pair_item):
 //   interleaved (LTX-Video, FLUX `apply_rotary_emb`): pairs (2i, 2i+1);
 //   split halves (transformers `apply_rotary_pos_emb`, rotate_half): pairs (i, i + R/2).
 // For a pair (a, b) at positions (p, q):
@@ -119,6 +120,24 @@ __device__ __forceinline__ void store_item(T* row, int pa, int pb, int limit,
   } else {
     store_span<T, VEC, U>(row, pa, limit, f);
     store_span<T, VEC, U>(row, pb, limit, f + U);
+  }
+}
+
+// An item's cos or sin values from a pair table (R / 2 values a row, one per rotation pair):
+// the item's U pairs are pairs (IL ? pa / 2 : pa) + j of the row, j < U, each value given to
+// both elements of its pair, at the positions load_item would have filled from a full table.
+// One access of U values (the item's first pair is a multiple of U: the table row and its
+// strides must allow U-element accesses on the vector path).
+template <typename T, int VEC, bool IL>
+__device__ __forceinline__ void load_pair_item(const T* row, int pa,
+                                               float (&f)[RopeItem<VEC, IL>::F]) {
+  constexpr int U = RopeItem<VEC, IL>::U;
+  float h[U];
+  load_floats<T, U>(row + (IL ? pa / 2 : pa), h);
+#pragma unroll
+  for (int j = 0; j < U; ++j) {
+    f[IL ? 2 * j : j] = h[j];
+    f[IL ? 2 * j + 1 : U + j] = h[j];
   }
 }
 

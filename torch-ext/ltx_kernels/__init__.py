@@ -10,7 +10,7 @@ from ._ops import ops
 from .activation import geglu, gelu_tanh, linear_gelu_tanh, silu, silu_and_mul
 from .adaln import adaln, gated_residual, gated_residual_adaln
 from .rms_norm import fused_add_rms_norm, rms_norm
-from .rope import rms_norm_rope, rms_norm_rope_qk, rope, rope_qk
+from .rope import rms_norm_rope, rms_norm_rope_qk, rope, rope_pair_tables, rope_qk
 
 __all__ = [
     "adaln",
@@ -27,6 +27,7 @@ __all__ = [
     "rms_norm_rope",
     "rms_norm_rope_qk",
     "rope",
+    "rope_pair_tables",
     "rope_qk",
     "silu",
     "silu_and_mul",

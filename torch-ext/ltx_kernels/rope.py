@@ -11,6 +11,12 @@ For a pair `(a, b)` at positions `(p, q)`: `out[p] = a*cos[p] - b*sin[p]`,
 rest are copied (partial rotary). cos / sin broadcast against x's leading dims like torch
 broadcasting (aligned to the right, each dim 1 or x's), by strides, never materialized. Math
 in fp32, one rounding to x's dtype.
+
+Pair tables (`pair_tables=True`, the fused norm + rope ops): the models' tables repeat each
+value for both elements of a pair (LTX-Video, FLUX: `repeat_interleave(2)`; transformers:
+`cat((freqs, freqs))`), so one value per pair, `[..., R/2]`, holds the same rotation in half
+the bytes: pair `i` (elements `(2i, 2i+1)` interleaved, `(i, i + R/2)` split) reads entry `i`.
+`rope_pair_tables(cos, sin, interleaved=...)` takes them from full tables.
 """
 
 from typing import Optional, Tuple
@@ -74,6 +80,17 @@ def rope_qk(
     return q_out, k_out
 
 
+def rope_pair_tables(cos: torch.Tensor, sin: torch.Tensor, *, interleaved: bool
+                ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """One value per rotation pair from full tables `[..., R]` whose pairs hold equal values (as
+    the models build them): `[..., R/2]`, contiguous, for `pair_tables=True`. Only the first
+    element of each pair is read; the caller vouches that its partner is equal."""
+    if interleaved:
+        return cos[..., 0::2].contiguous(), sin[..., 0::2].contiguous()
+    half = cos.shape[-1] // 2
+    return cos[..., :half].contiguous(), sin[..., :half].contiguous()
+
+
 def _heads(per_head: bool, num_heads: Optional[int]) -> int:
     """The ops' num_heads argument: 1 (the whole last dim, or x already [..., H, Dh])."""
     if num_heads is not None and not per_head:
@@ -91,6 +108,7 @@ def rms_norm_rope(
     interleaved: bool,
     per_head: bool = False,
     num_heads: Optional[int] = None,
+    pair_tables: bool = False,
     out: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     """RMSNorm then RoPE in one pass: `rope(x * rsqrt(mean(x^2) + eps) [* weight])`, fp32 in
@@ -109,6 +127,10 @@ def rms_norm_rope(
             cos / sin `[B, S, 2048]`). True: normalize each head (FLUX, Qwen3 q/k norms): x
             `[..., H*Dh]` with `num_heads=H`, or x `[..., H, Dh]` with `num_heads=None`.
         num_heads: heads in x's last dim (per_head only).
+        pair_tables: cos / sin hold one value per rotation pair, `[..., R/2]` (module
+            docstring). LTX-Video 2B's fp32 tables `[2, 2688, 2048]` are 88 of the 176 MB that
+            `rms_norm_rope_qk` moves; as pair tables shared over the batch, `[1, 2688, 1024]`,
+            11 of 99.
         out: optional output of x's shape and dtype.
 
     Returns:
@@ -117,7 +139,7 @@ def rms_norm_rope(
     if out is None:
         out = empty_rows_like(x, ROPE_ROW_LEVELS)
     ops.rms_norm_rope(out, x, weight, cos, sin, float(eps), interleaved,
-                      _heads(per_head, num_heads))
+                      _heads(per_head, num_heads), bool(pair_tables))
     return out
 
 
@@ -133,6 +155,7 @@ def rms_norm_rope_qk(
     interleaved: bool,
     per_head: bool = False,
     num_heads: Optional[int] = None,
+    pair_tables: bool = False,
     q_out: Optional[torch.Tensor] = None,
     k_out: Optional[torch.Tensor] = None,
 ) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -142,7 +165,7 @@ def rms_norm_rope_qk(
     tables `[B, S, D]`, as large as q and k together) saves a third of the bytes of two
     `rms_norm_rope` calls; otherwise (GQA) q and k run one after the other. Same dtype and
     last dim for q and k; the weights may be None, and have one dtype when both are given.
-    `eps`, `interleaved`, `per_head` and `num_heads` apply to each of q and k as in
+    `eps`, `interleaved`, `per_head`, `num_heads` and `pair_tables` apply to each of q and k as in
     `rms_norm_rope` (with per_head and num_heads, q's and k's last dims hold num_heads heads
     each). Returns `(q_out, k_out)`."""
     heads = _heads(per_head, num_heads)
@@ -151,7 +174,7 @@ def rms_norm_rope_qk(
     if k_out is None:
         k_out = empty_rows_like(k, ROPE_ROW_LEVELS)
     ops.rms_norm_rope_qk(q_out, k_out, q, k, q_weight, k_weight, cos, sin, float(eps),
-                         interleaved, heads)
+                         interleaved, heads, bool(pair_tables))
     return q_out, k_out
 
 
@@ -166,11 +189,12 @@ def _rope_qk_fake(q_out, k_out, q, k, cos, sin, interleaved) -> None:
 
 
 @torch.library.register_fake(add_op_namespace_prefix("rms_norm_rope"))
-def _rms_norm_rope_fake(out, x, weight, cos, sin, eps, interleaved, num_heads) -> None:
+def _rms_norm_rope_fake(out, x, weight, cos, sin, eps, interleaved, num_heads,
+                       pair_tables) -> None:
     return None
 
 
 @torch.library.register_fake(add_op_namespace_prefix("rms_norm_rope_qk"))
 def _rms_norm_rope_qk_fake(q_out, k_out, q, k, q_weight, k_weight, cos, sin, eps, interleaved,
-                           num_heads) -> None:
+                           num_heads, pair_tables) -> None:
     return None
