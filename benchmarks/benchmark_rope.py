@@ -1,6 +1,7 @@
 """`kernels benchmark .` workloads for rope_qk (LLaMA layout, split halves), rms_norm_rope
 (LTX-Video norm_q + interleaved rope with fp32 cos/sin) and rms_norm_rope_qk (LTX-Video q and k
-in one call; the k output is verified)."""
+in one call; the k output is verified), the last also with one sample's pair tables (`[1, S, D/2]`,
+`pair_tables=True`, as the LTX injection passes them)."""
 
 import sys
 from pathlib import Path
@@ -46,6 +47,17 @@ def ltx_qk_inputs(dev, dt):
             "w2": randn(D, DTYPES[dt], dev, 0.05) + 0.25}
 
 
+def ltx_pair_inputs(dev, dt):
+    """ltx_qk_inputs with the tables of one sample (both samples rotated alike) as pair tables
+    (`cos_p`, `sin_p`); `cos` / `sin` are their full tables, expanded, for the reference."""
+    i = ltx_qk_inputs(dev, dt)
+    cp, sp = i["cos"][:1, :, 0::2].contiguous(), i["sin"][:1, :, 0::2].contiguous()
+    B = i["x"].shape[0]
+    return {**i, "cos_p": cp, "sin_p": sp,
+            "cos": cp.repeat_interleave(2, -1).expand(B, -1, -1),
+            "sin": sp.repeat_interleave(2, -1).expand(B, -1, -1)}
+
+
 WORKLOADS = []
 for dt in DTYPES:
     WORKLOADS += [
@@ -60,6 +72,12 @@ for dt in DTYPES:
         Workload(f"rms_norm_rope_qk_ltx_2x2688x2048_{dt}", lambda dev, d=dt: ltx_qk_inputs(dev, d),
                  lambda k, i: k.rms_norm_rope_qk(i["x"], i["y"], i["w"], i["w2"], i["cos"],
                                                  i["sin"], 1e-5, interleaved=True)[1],
+                 lambda i: ltx_ref({**i, "x": i["y"], "w": i["w2"]})),
+        Workload(f"rms_norm_rope_qk_ltx_pairs_2x2688x2048_{dt}",
+                 lambda dev, d=dt: ltx_pair_inputs(dev, d),
+                 lambda k, i: k.rms_norm_rope_qk(i["x"], i["y"], i["w"], i["w2"], i["cos_p"],
+                                                 i["sin_p"], 1e-5, interleaved=True,
+                                                 pair_tables=True)[1],
                  lambda i: ltx_ref({**i, "x": i["y"], "w": i["w2"]})),
     ]
 

@@ -476,44 +476,58 @@ def rms_norm_rope_case(k, lf, shape, dt) -> Case:
                 unfused_nbytes=4 * x.numel() * es + 2 * cos.numel() * 4 + D * es)
 
 
-def rms_norm_rope_qk_case(k, lf, shape, dt, shared=False) -> Case:
+def rms_norm_rope_qk_case(k, lf, shape, dt, tables="per-sample") -> Case:
     """LTX-Video self-attention: q and k normalized across heads (each its own weight) and
-    rotated by one pair of fp32 tables; the peers run the eager formula on each. `shared`: the
-    tables of one sample expanded over the batch (batch stride 0), as the injection passes
-    them since run L; the byte model then counts them once."""
+    rotated by one pair of fp32 tables; the peers run the eager formula on each. `tables`:
+    "per-sample" (`[B, S, D]`, the rope module's), "shared" (the tables of one sample expanded
+    over the batch, batch stride 0, as the injection passed them eagerly in runs L-N) or
+    "pairs" (one sample's pair tables `[1, S, D/2]`, `pair_tables=True`, as the injection
+    passes them since run O; the peers repeat each value per pair inside their formula, so
+    every implementation reads the same inputs); the byte model counts the tables once."""
     dtype = DTYPES[dt]
     B, S, D = shape
     q, kk = rnd(shape, dtype), rnd(shape, dtype)
     wq, wk = rnd(D, dtype, 0.1) + 1, rnd(D, dtype, 0.1) + 1
-    cos, sin = ltx_tables(1 if shared else B, S, D)
+    cos, sin = ltx_tables(B if tables == "per-sample" else 1, S, D)
+    pairs = tables == "pairs"
+    if pairs:
+        cos, sin = cos[..., 0::2].contiguous(), sin[..., 0::2].contiguous()
     table_bytes = 2 * cos.numel() * 4
-    if shared:
+    if tables == "shared":
         cos, sin = cos.expand(B, S, D), sin.expand(B, S, D)
     nbytes = 4 * q.numel() * q.element_size() + table_bytes + 2 * D * wq.element_size()
-    f = eager_ltx_norm_rope
+
+    def f(x, w, c, s_, eps):
+        if pairs:
+            c, s_ = c.repeat_interleave(2, -1), s_.repeat_interleave(2, -1)
+        return eager_ltx_norm_rope(x, w, c, s_, eps)
 
     def both(fn):
         return fn(q, wq, cos, sin, 1e-5), fn(kk, wk, cos, sin, 1e-5)
 
     impls = {
-        "ltx": lambda: k.rms_norm_rope_qk(q, kk, wq, wk, cos, sin, 1e-5, interleaved=True),
+        "ltx": lambda: k.rms_norm_rope_qk(q, kk, wq, wk, cos, sin, 1e-5, interleaved=True,
+                                          pair_tables=pairs),
         "eager": lambda: both(f),
-        "compile": lambda: compiled(f"nrqk{shape}{dt}", lambda: both(f))(),
+        "compile": lambda: compiled(f"nrqk{shape}{dt}{tables}", lambda: both(f))(),
     }
     # Unfused: each of q and k normalized, then each rotated (the tables read twice).
-    tag = f"{shape}{dt}"
+    tag = f"{shape}{dt}{tables}"
     hq, hk = F.rms_norm(q, (D,), wq, 1e-5), F.rms_norm(kk, (D,), wk, 1e-5)
 
     def norms(a, b):
         return F.rms_norm(a, (D,), wq, 1e-5), F.rms_norm(b, (D,), wk, 1e-5)
 
     def ropes(a, b, c, s_):
+        if pairs:
+            c, s_ = c.repeat_interleave(2, -1), s_.repeat_interleave(2, -1)
         return ltx_rope(a, c, s_), ltx_rope(b, c, s_)
 
     unfused = [step("rms_norm q, k", f"nrqk-n{tag}", norms, q, kk),
                step("rope q, k", f"nrqk-r{tag}", ropes, hq, hk, cos, sin)]
     es = q.element_size()
-    op = "rms_norm_rope_qk_shared" if shared else "rms_norm_rope_qk"
+    op = {"per-sample": "rms_norm_rope_qk", "shared": "rms_norm_rope_qk_shared",
+          "pairs": "rms_norm_rope_qk_pairs"}[tables]
     return Case(op, "x".join(map(str, shape)), dt, nbytes, impls,
                 check=("ltx", lambda: both(f)), unfused=unfused,
                 unfused_nbytes=8 * q.numel() * es + 2 * table_bytes + 2 * D * es)
@@ -549,8 +563,11 @@ TABLE: dict[str, tuple[Callable, list, list]] = {
                                        (1, 16, 32, 8, 128)], [(1, 4096, 32, 8, 128)]),
     "rms_norm_rope": (rms_norm_rope_case, LTX, [(2, 2688, 2048)]),
     "rms_norm_rope_qk": (rms_norm_rope_qk_case, LTX, [(2, 2688, 2048)]),
-    "rms_norm_rope_qk_shared": (lambda k, lf, s, d: rms_norm_rope_qk_case(k, lf, s, d, True),
+    "rms_norm_rope_qk_shared": (lambda k, lf, s, d: rms_norm_rope_qk_case(k, lf, s, d,
+                                                                         "shared"),
                                 LTX, [(2, 2688, 2048)]),
+    "rms_norm_rope_qk_pairs": (lambda k, lf, s, d: rms_norm_rope_qk_case(k, lf, s, d, "pairs"),
+                               LTX, [(2, 2688, 2048)]),
 }
 
 

@@ -437,7 +437,9 @@ def test_ltx_compile_fullgraph(backend, per_token):
 def test_ltx_rope_tables_shared(backend):
     """The injected forward computes LTX's rope tables for one sample and expands them over
     the batch (stride 0) when every sample's are the same, equal to the module's own; per-sample
-    coordinates or a per-sample scale run the module as is."""
+    coordinates or a per-sample scale run the module as is. With pair tables: one value a
+    pair of the same tables, `[1, S, D/2]` shared (broadcast by the op), `[B, S, D/2]` per
+    sample."""
     from diffusers.models.transformers.transformer_ltx import LTXVideoRotaryPosEmbed
 
     tables = load_kernel(backend).integrations.diffusers._ltx_rope_tables
@@ -448,12 +450,62 @@ def test_ltx_rope_tables_shared(backend):
     got = tables(rope, x, LTX_F, LTX_H, LTX_W, scale, None)
     for g, w in zip(got, want):
         assert g.shape == w.shape and g.stride(0) == 0 and torch.equal(g, w)
+    *got, flag = tables(rope, x, LTX_F, LTX_H, LTX_W, scale, None, pairs=True)
+    assert flag is True
+    for g, w in zip(got, want):
+        assert g.shape == (1, x.shape[1], 32) and g.is_contiguous()
+        assert torch.equal(g.expand(3, -1, -1), w[..., 0::2])
     coords = torch.rand(3, 3, x.shape[1], device=backend) * 4
     for args in ((scale, coords), ((torch.rand(3, 1, 1, 1, 1, device=backend), 32, 32), None)):
         want = rope(x, LTX_F, LTX_H, LTX_W, *args)
         assert not torch.equal(want[0][0], want[0][1])  # the samples' tables differ
         got = tables(rope, x, LTX_F, LTX_H, LTX_W, *args)
         assert all(g.stride(0) != 0 and torch.equal(g, w) for g, w in zip(got, want))
+        *got, _ = tables(rope, x, LTX_F, LTX_H, LTX_W, *args, pairs=True)
+        assert all(torch.equal(g, w[..., 0::2]) for g, w in zip(got, want))
+
+
+def test_ltx_pair_tables(backend):
+    """The injected model reads pair tables when the rope module repeats each value per pair
+    (diffusers' does, checked at injection) and every block's self-attention has the kernel
+    processor; a processor set after the injection, or a rope module whose pairs differ, gets
+    full tables. The output matches the uninjected model in each case."""
+    from diffusers.models.transformers.transformer_ltx import LTXVideoAttnProcessor
+
+    diff = load_kernel(backend).integrations.diffusers
+    model = tiny_ltx()
+    ref = copy.deepcopy(model).to(backend)
+    report = load_kernel(backend).integrations.inject_ltx_video(model)
+    model = model.to(backend)
+    assert model._ltx_kernels_rope_pairs and diff._ltx_pair_tables_ok(model)
+    assert not any("rope tables kept full" in n for n in report.notes)
+    args, kw = ltx_inputs(torch.float32, backend, per_token=False)
+    seen = []
+
+    def spy(cos, sin, *flag):
+        seen.append((cos.shape[-1], bool(flag and flag[0])))
+        return (cos, sin, *flag)
+
+    orig = diff._realized
+    diff._realized = lambda t: orig(spy(*t))
+    try:
+        assert rel_err(run(model, args, kw), run(ref, args, kw)) < FP32_RTOL
+        assert seen[-1] == (32, True)  # inner dim 64: 32 pairs
+        # a processor set after the injection: the module's own tables
+        model.transformer_blocks[1].attn1.set_processor(LTXVideoAttnProcessor())
+        assert not diff._ltx_pair_tables_ok(model)
+        assert rel_err(run(model, args, kw), run(ref, args, kw)) < FP32_RTOL
+        assert seen[-1] == (64, False)
+    finally:
+        diff._realized = orig
+
+    class Unpaired(torch.nn.Module):  # a rope whose pairs differ: never pair tables
+        def forward(self, x, f, h, w, scale, coords):
+            t = torch.randn(x.size(0), f * h * w, 64)
+            return t.cos(), t.sin()
+
+    assert not diff._ltx_rope_pairs_equal(Unpaired())
+    assert diff._ltx_rope_pairs_equal(ref.rope)
 
 
 def _top_level_args(call: str) -> list:

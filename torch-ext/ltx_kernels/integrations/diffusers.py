@@ -37,7 +37,7 @@ from ..layers.adaln import (
     _norm_args,
 )
 from ..rms_norm import rms_norm
-from ..rope import rms_norm_rope, rms_norm_rope_qk
+from ..rope import rms_norm_rope, rms_norm_rope_qk, rope_pair_tables
 
 
 @dataclass
@@ -198,24 +198,32 @@ def _rope_interleaved(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> 
     return (x.float() * cos + rotated.float() * sin).to(x.dtype)
 
 
-def _rope_operands_ok(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> bool:
+def _rope_operands_ok(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
+                      pairs: bool = False) -> bool:
     return (cos.dtype == sin.dtype and cos.dtype in (torch.float32, x.dtype)
             and cos.device == x.device and sin.device == x.device
-            and cos.shape[-1] == x.shape[-1] and _rows_ok(x, cos, sin))
+            and cos.shape[-1] * (2 if pairs else 1) == x.shape[-1] and _rows_ok(x, cos, sin))
+
+
+def _full_tables(cos: torch.Tensor, sin: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Interleaved pair tables `[..., D/2]` as the full tables `[..., D]` they stand for."""
+    return cos.repeat_interleave(2, dim=-1), sin.repeat_interleave(2, dim=-1)
 
 
 def _qk_norm_rope(norm: nn.Module, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
-                  per_head: bool) -> torch.Tensor:
+                  per_head: bool, pairs: bool = False) -> torch.Tensor:
     """`rope(norm(x))`, interleaved pairs, in one pass (`rms_norm_rope`): LTX (x `[B, S, H*D]`
-    normalized across heads) or per head (FLUX: x `[B, S, H, D]`, cos / sin `[S, 1, D]`)."""
+    normalized across heads) or per head (FLUX: x `[B, S, H, D]`, cos / sin `[S, 1, D]`).
+    `pairs`: cos / sin are pair tables (`[..., D/2]`)."""
     ok, w = _rms_norm_weight(norm, x, x.shape[-1])
-    if not ok or not _rope_operands_ok(x, cos, sin):
-        return _rope_interleaved(norm(x), cos, sin)
-    return rms_norm_rope(x, w, cos, sin, _rms_eps(norm, x), interleaved=True, per_head=per_head)
+    if not ok or not _rope_operands_ok(x, cos, sin, pairs):
+        return _rope_interleaved(norm(x), *(_full_tables(cos, sin) if pairs else (cos, sin)))
+    return rms_norm_rope(x, w, cos, sin, _rms_eps(norm, x), interleaved=True, per_head=per_head,
+                         pair_tables=pairs)
 
 
 def _qk_norm_rope_pair(norm_q: nn.Module, norm_k: nn.Module, q: torch.Tensor, k: torch.Tensor,
-                       cos: torch.Tensor, sin: torch.Tensor, per_head: bool
+                       cos: torch.Tensor, sin: torch.Tensor, per_head: bool, pairs: bool = False
                        ) -> Tuple[torch.Tensor, torch.Tensor]:
     """`(rope(norm_q(q)), rope(norm_k(k)))` in one `rms_norm_rope_qk` (each cos / sin element
     read once for both when q and k have the same shape) where both norms and the operands
@@ -225,11 +233,12 @@ def _qk_norm_rope_pair(norm_q: nn.Module, norm_k: nn.Module, q: torch.Tensor, k:
     if (not (ok_q and ok_k) or q.dtype != k.dtype or q.shape[-1] != k.shape[-1]
             or _rms_eps(norm_q, q) != _rms_eps(norm_k, k)
             or (wq is not None and wk is not None and wq.dtype != wk.dtype)
-            or not (_rope_operands_ok(q, cos, sin) and _rope_operands_ok(k, cos, sin))):
-        return (_qk_norm_rope(norm_q, q, cos, sin, per_head),
-                _qk_norm_rope(norm_k, k, cos, sin, per_head))
+            or not (_rope_operands_ok(q, cos, sin, pairs)
+                    and _rope_operands_ok(k, cos, sin, pairs))):
+        return (_qk_norm_rope(norm_q, q, cos, sin, per_head, pairs),
+                _qk_norm_rope(norm_k, k, cos, sin, per_head, pairs))
     return rms_norm_rope_qk(q, k, wq, wk, cos, sin, _rms_eps(norm_q, q), interleaved=True,
-                            per_head=per_head)
+                            per_head=per_head, pair_tables=pairs)
 
 
 def _attention_fn(processor) -> Optional[Callable]:
@@ -302,7 +311,10 @@ def _is_tanh_gelu_proj(m: nn.Module) -> bool:
 class LTXVideoKernelAttnProcessor(_KernelAttnProcessor):
     """diffusers' `LTXVideoAttnProcessor` with `norm_q` / `norm_k` (`torch.nn.RMSNorm` across
     heads) + interleaved rope fused, q and k in one call (`rms_norm_rope_qk`), when rope is
-    given (self-attention), and `rms_norm` otherwise (cross-attention)."""
+    given (self-attention), and `rms_norm` otherwise (cross-attention). `image_rotary_emb` is
+    the rope module's `(cos, sin)`, or `(cos, sin, True)` with pair tables (one value per
+    rotation pair, `[..., D/2]`), which the injected transformer forward passes when every
+    block's self-attention has this processor."""
 
     def __call__(self, attn, hidden_states, encoder_hidden_states=None, attention_mask=None,
                  image_rotary_emb=None):
@@ -322,9 +334,11 @@ class LTXVideoKernelAttnProcessor(_KernelAttnProcessor):
             query = _qk_norm(attn.norm_q, query)
             key = _qk_norm(attn.norm_k, key)
         else:
-            cos, sin = image_rotary_emb
+            # (cos, sin): the module's tables; (cos, sin, True): pair tables, from the
+            # injected transformer forward (_ltx_rope_tables)
+            cos, sin, *pairs = image_rotary_emb
             query, key = _qk_norm_rope_pair(attn.norm_q, attn.norm_k, query, key, cos, sin,
-                                            per_head=False)
+                                            per_head=False, pairs=bool(pairs and pairs[0]))
 
         query = query.unflatten(2, (attn.heads, -1))
         key = key.unflatten(2, (attn.heads, -1))
@@ -384,8 +398,9 @@ def _ltx_block_forward(self, hidden_states, encoder_hidden_states, temb, image_r
     return _gated_add(hidden_states, ff_output, gate_mlp)
 
 
-def _realized(tables: Tuple[torch.Tensor, torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
-    """The rope tables as views with explicit strides (free in eager). The tables are pointwise
+def _realized(tables: tuple) -> tuple:
+    """The rope tables (the tensors of `tables`; a pair-tables flag passes through) as views
+    with explicit strides (free in eager). The tables are pointwise
     results of the rope module; under torch.compile inductor can materialize such a result
     again for every custom op that reads it (seen with torch 2.11 on the H200: a 24 us copy
     of the fp32 tables before each block's `rms_norm_rope_qk`), while an `as_strided` view
@@ -393,30 +408,64 @@ def _realized(tables: Tuple[torch.Tensor, torch.Tensor]) -> Tuple[torch.Tensor, 
     module's fresh tables, not in the rope ops' wrappers: there the tables may be views with a
     storage offset (FLUX's text / image rows), which torch 2.11's inductor lowers as offset 0
     without an explicit offset, and dynamo cannot trace `storage_offset()` to pass one."""
-    return tuple(t.as_strided(t.shape, t.stride()) for t in tables)
+    return tuple(t.as_strided(t.shape, t.stride()) if isinstance(t, torch.Tensor) else t
+                 for t in tables)
 
 
 def _ltx_rope_tables(rope: nn.Module, hidden_states: torch.Tensor, num_frames, height, width,
-                     rope_interpolation_scale, video_coords) -> Tuple[torch.Tensor, torch.Tensor]:
-    """LTX-Video's rope tables (fp32 cos / sin `[B, S, D]`). Without `video_coords` the rope
-    module builds one coordinate grid and repeats it over the batch, scaled by scalars, so
-    every sample's tables are the same: computed here for one sample and expanded over the
-    batch (stride 0), they take 1/B of the module's work and memory, and `rms_norm_rope_qk`
-    reads each table row once for all samples (the rows that share it run side by side). With
-    per-sample coordinates, or a scale that is not one number, the module runs as is; and
-    under torch.compile too: torch 2.11's inductor on CUDA computed wrong values from the
-    expanded tables (run L: the compiled tiny LTX model 3.4e-2 off its eager self in fp32,
-    1.2e-7 with the module's own tables; the 2B model's bf16 prediction 1.28e-2 off eager
-    instead of 6.8e-3), so compiled models read per-sample tables."""
+                     rope_interpolation_scale, video_coords, pairs: bool = False) -> tuple:
+    """LTX-Video's rope tables for the injected blocks: `(cos, sin)` fp32 `[B, S, D]`, or with
+    `pairs` `(cos, sin, True)`, pair tables `[B or 1, S, D/2]` (one value per rotation pair,
+    `rms_norm_rope_qk(pair_tables=True)`; the module repeats each value for both elements of
+    a pair, checked at injection: `_ltx_rope_pairs_equal`).
+
+    Without `video_coords` the rope module builds one coordinate grid and repeats it over the
+    batch, scaled by scalars, so every sample's tables are the same: computed here for one
+    sample, they take 1/B of the module's work and memory, and `rms_norm_rope_qk` reads each
+    table row once for all samples (the rows that share it run side by side). Pair tables of
+    one sample are passed as `[1, S, D/2]`, broadcast by the op itself; full tables are
+    expanded over the batch (stride 0), eagerly only: torch 2.11's inductor on CUDA computed
+    wrong values from expanded tables (run L: the compiled tiny LTX model 3.4e-2 off its eager
+    self in fp32, 1.2e-7 with the module's own tables; the 2B model's bf16 prediction 1.28e-2
+    off eager instead of 6.8e-3), so compiled models without pair tables read per-sample
+    tables. With per-sample coordinates, or a scale that is not one number, the module runs
+    on the whole batch."""
     batch = hidden_states.size(0)
     scalars = rope_interpolation_scale is None or all(
         not isinstance(v, torch.Tensor) or v.numel() == 1 for v in rope_interpolation_scale)
-    if (video_coords is not None or batch == 1 or not scalars
-            or torch.compiler.is_compiling()):
+    shared = video_coords is None and scalars and batch > 1
+    if pairs:
+        cos, sin = rope(hidden_states[:1] if shared else hidden_states, num_frames, height,
+                        width, rope_interpolation_scale, video_coords)
+        return (*rope_pair_tables(cos, sin, interleaved=True), True)
+    if not shared or torch.compiler.is_compiling():
         return rope(hidden_states, num_frames, height, width, rope_interpolation_scale,
                     video_coords)
     cos, sin = rope(hidden_states[:1], num_frames, height, width, rope_interpolation_scale, None)
     return cos.expand(batch, -1, -1), sin.expand(batch, -1, -1)
+
+
+def _ltx_rope_pairs_equal(rope: nn.Module) -> bool:
+    """Whether LTX-Video's rope module gives both elements of every rotation pair the same cos
+    and sin (diffusers' `repeat_interleave(2)` and padding pairs of (1, 0) do): then its tables
+    can be passed as pair tables. Checked once, on a small grid on the CPU (the module holds no
+    weights); a module that fails to run there is not taken as pair-equal."""
+    try:
+        with torch.no_grad():
+            cos, sin = rope(torch.zeros(1, 2 * 3 * 4, 1), 2, 3, 4, (0.32, 32.0, 32.0), None)
+    except Exception:  # noqa: BLE001 - any failure: keep full tables
+        return False
+    return (cos.shape[-1] % 2 == 0
+            and all(torch.equal(t[..., 0::2], t[..., 1::2]) for t in (cos, sin)))
+
+
+def _ltx_pair_tables_ok(model: nn.Module) -> bool:
+    """Pair tables for this forward: the module's tables are pair-equal (at injection) and
+    every block's self-attention runs `LTXVideoKernelAttnProcessor`, the one reader that
+    takes them (a processor set after the injection gets the module's own tables)."""
+    return getattr(model, "_ltx_kernels_rope_pairs", False) and all(
+        isinstance(getattr(getattr(b, "attn1", None), "processor", None),
+                   LTXVideoKernelAttnProcessor) for b in model.transformer_blocks)
 
 
 def _ltx_defers(block: nn.Module) -> bool:
@@ -456,7 +505,8 @@ def _ltx_transformer_forward(self, hidden_states, encoder_hidden_states, timeste
                                   attention_kwargs=attention_kwargs, return_dict=return_dict)
 
     image_rotary_emb = _realized(_ltx_rope_tables(self.rope, hidden_states, num_frames, height,
-                                                  width, rope_interpolation_scale, video_coords))
+                                                  width, rope_interpolation_scale, video_coords,
+                                                  pairs=_ltx_pair_tables_ok(self)))
     if encoder_attention_mask is not None and encoder_attention_mask.ndim == 2:
         encoder_attention_mask = (1 - encoder_attention_mask.to(hidden_states.dtype)) * -10000.0
         encoder_attention_mask = encoder_attention_mask.unsqueeze(1)
@@ -529,8 +579,10 @@ def inject_ltx_video(transformer, *, verbose: bool = False,
       torch.compile the torch formula, which inductor fuses with the modulation table);
     - each `LTXAttention` (default processor only): `norm_q` / `norm_k` + rope ->
       `rms_norm_rope_qk` (across heads, interleaved, q and k in one call) with rope, `rms_norm`
-      without (attn2); the rope tables, eagerly, computed for one sample and expanded over the
-      batch (`_ltx_rope_tables`);
+      without (attn2); the rope tables computed for one sample and passed as pair tables
+      (`[1, S, D/2]`, one value per rotation pair, broadcast over the batch by the op;
+      `_ltx_rope_tables`) when the rope module repeats its values per pair (checked here) and
+      every block's self-attention has this processor;
     - each feed-forward `GELU(approximate="tanh")` -> `gelu_tanh`; with `gelu_in_matmul`, its
       projection and GELU -> `linear_gelu_tanh` instead (on CUDA the GELU runs in cuBLASLt's
       epilogue of the projection, so the `[B, S, 4 * dim]` activation is written once and not
@@ -573,6 +625,9 @@ def inject_ltx_video(transformer, *, verbose: bool = False,
                                 "the model class")
         else:
             model._ltx_kernels_output_cls = out_cls
+            model._ltx_kernels_rope_pairs = _ltx_rope_pairs_equal(model.rope)
+            if not model._ltx_kernels_rope_pairs:
+                report.notes.append("rope tables kept full: the rope module's pairs differ")
             _set_forward(model, _ltx_transformer_forward, report, LTX_KINDS["head"])
             n_blocks = sum(type(b).__name__ == "LTXVideoTransformerBlock"
                            for b in getattr(model, "transformer_blocks", ()))
