@@ -311,3 +311,32 @@ def test_report_merges_later_runs_in_table_order(tmp_path):
         ["| adaln_per_token", "2x6144x2048"], ["| gelu_tanh", "2x2688x8192"]]
     assert "| 20.0 (50%) |" in body[0]  # b's time, not a's
     assert md.splitlines()[0].endswith("Runs A and B.")
+
+
+def test_ab_table_runs_per_side(tmp_path):
+    """tools/ab_table.py: one CSV a side, or several a side after `--` (each side's mean, each
+    run listed); a case missing from any run is left out; a side without runs is an error."""
+    import subprocess
+
+    def csv_(name, rows):
+        p = tmp_path / f"{name}.csv"
+        p.write_text("op,shape,dtype,impl,us\n" + "".join(
+            f"{op},1x8,bf16,{impl},{us}\n" for op, impl, us in rows))
+        return str(p)
+
+    a1 = csv_("a1", [("geglu", "ltx", 10.0), ("rope", "ltx", 4.0), ("geglu", "compile", 1.0)])
+    a2 = csv_("a2", [("geglu", "ltx", 12.0)])
+    b1 = csv_("b1", [("geglu", "ltx", 9.0), ("rope", "ltx", 2.0)])
+    b2 = csv_("b2", [("geglu", "ltx", 13.0), ("rope", "ltx", 2.0)])
+    tool = [sys.executable, str(ROOT / "tools" / "ab_table.py")]
+
+    def run(*args):
+        return subprocess.run([*tool, *args], capture_output=True, text=True)
+
+    one = run(a1, b1).stdout
+    assert "| geglu | 1x8 | bf16 | 10.0 | 9.0 | 0.900 |" in one
+    assert "| rope | 1x8 | bf16 | 4.0 | 2.0 | 0.500 |" in one and "compile" not in one
+    two = run(a1, a2, "--", b1, b2).stdout
+    assert "| geglu | 1x8 | bf16 | 11.0 (10.0 12.0) | 11.0 (9.0 13.0) | 1.000 |" in two
+    assert "rope" not in two  # not in a2
+    assert run(a1, "--").returncode != 0 and run(a1).returncode != 0
