@@ -34,9 +34,6 @@ namespace ltx {
 
 constexpr int kMaxCachedFloats = 64;   // row values a thread keeps in registers
 constexpr int kMaxStreamThreads = 512;  // threads per row on the streaming path
-// Cached rows whose x items and cos / sin items (CHUNKS * F * (NT + 2) floats a thread) fit in
-// this many load their tables before the reduction.
-constexpr int kMaxPrefetchFloats = 64;
 
 // Tensor t (t < NT; q then k for rms_norm_rope_qk) of a launch.
 template <typename T, typename W>
@@ -61,15 +58,17 @@ struct RmsNormRopeParams {
   bool pairs;         // pair tables: one cos / sin value per rotation pair
 };
 
-// Item k's cos / sin (from full or pair tables) into c / s when the item is in the rotary
-// span; returns whether it is.
-template <typename T, typename W, typename C, int VEC, bool IL>
-__device__ __forceinline__ bool load_item_tables(const RmsNormRopeParams<T, W, C>& p,
-                                                 const C* cr, const C* sr, int k,
-                                                 float (&c)[RopeItem<VEC, IL>::F],
-                                                 float (&s)[RopeItem<VEC, IL>::F]) {
+// Normalizes item k of each of the NT tensors (raw values v[t], by inv[t] and its weight),
+// rotates them when the item is in the rotary span (one cos / sin load for all), and stores.
+template <int NT, typename T, typename W, typename C, int VEC, bool IL>
+__device__ __forceinline__ void norm_rope_write(const RmsNormRopeParams<T, W, C>& p,
+                                                T* const (&out)[NT], const C* cr, const C* sr,
+                                                int k, float (&v)[NT][RopeItem<VEC, IL>::F],
+                                                const float (&inv)[NT]) {
+  constexpr int F = RopeItem<VEC, IL>::F;
   int pa, pb;
   const bool rot = rope_item_pos<VEC, IL>(p.row, k, pa, pb);
+  float c[F], s[F];
   if (rot) {
     if (p.pairs) {
       load_pair_item<C, VEC, IL>(cr, pa, c);
@@ -79,21 +78,6 @@ __device__ __forceinline__ bool load_item_tables(const RmsNormRopeParams<T, W, C
       load_item<C, VEC, IL>(sr, pa, pb, p.row.R, s);
     }
   }
-  return rot;
-}
-
-// Normalizes item k of each of the NT tensors (raw values v[t], by inv[t] and its weight),
-// rotates them by c / s when `rot` (one cos / sin load for all), and stores.
-template <int NT, typename T, typename W, typename C, int VEC, bool IL>
-__device__ __forceinline__ void norm_rope_store(const RmsNormRopeParams<T, W, C>& p,
-                                                T* const (&out)[NT], int k, bool rot,
-                                                float (&v)[NT][RopeItem<VEC, IL>::F],
-                                                const float (&inv)[NT],
-                                                const float (&c)[RopeItem<VEC, IL>::F],
-                                                const float (&s)[RopeItem<VEC, IL>::F]) {
-  constexpr int F = RopeItem<VEC, IL>::F;
-  int pa, pb;
-  rope_item_pos<VEC, IL>(p.row, k, pa, pb);
 #pragma unroll
   for (int t = 0; t < NT; ++t) {
     if (p.t[t].weight != nullptr) {
@@ -108,19 +92,6 @@ __device__ __forceinline__ void norm_rope_store(const RmsNormRopeParams<T, W, C>
     if (rot) rope_rotate<RopeItem<VEC, IL>::U, IL>(v[t], c, s);
     store_item<T, VEC, IL>(out[t], pa, pb, p.row.D, v[t]);
   }
-}
-
-// Both steps for item k: its cos / sin loaded after the reduction (the streaming path, and
-// cached rows too large to hold their tables beside them).
-template <int NT, typename T, typename W, typename C, int VEC, bool IL>
-__device__ __forceinline__ void norm_rope_write(const RmsNormRopeParams<T, W, C>& p,
-                                                T* const (&out)[NT], const C* cr, const C* sr,
-                                                int k, float (&v)[NT][RopeItem<VEC, IL>::F],
-                                                const float (&inv)[NT]) {
-  constexpr int F = RopeItem<VEC, IL>::F;
-  float c[F], s[F];
-  const bool rot = load_item_tables<T, W, C, VEC, IL>(p, cr, sr, k, c, s);
-  norm_rope_store<NT, T, W, C, VEC, IL>(p, out, k, rot, v, inv, c, s);
 }
 
 template <typename T, int VEC, bool IL>
@@ -162,13 +133,7 @@ __global__ void __launch_bounds__(CHUNKS == 0 ? kMaxStreamThreads : 256)
   const float d = static_cast<float>(p.row.D);
 
   if constexpr (CHUNKS > 0) {
-    // The cos / sin items do not depend on the reduction: loaded with x where the registers
-    // allow (kMaxPrefetchFloats), so that a row waits for memory once, not twice.
-    constexpr bool kPrefetch = CHUNKS * F * (NT + 2) <= kMaxPrefetchFloats;
-    constexpr int PC = kPrefetch ? CHUNKS : 1;
     float v[CHUNKS][NT][F];
-    float cs[PC][F], sn[PC][F];
-    bool rot[PC];
     float ss[NT];
 #pragma unroll
     for (int t = 0; t < NT; ++t) ss[t] = 0.f;
@@ -178,9 +143,6 @@ __global__ void __launch_bounds__(CHUNKS == 0 ? kMaxStreamThreads : 256)
       if (active && k < items) {
 #pragma unroll
         for (int t = 0; t < NT; ++t) ss[t] += load_item_ss<T, VEC, IL>(x[t], p.row, k, v[c][t]);
-        if constexpr (kPrefetch) {
-          rot[c] = load_item_tables<T, W, C, VEC, IL>(p, cr, sr, k, cs[c], sn[c]);
-        }
       }
     }
     float inv[NT];
@@ -189,13 +151,7 @@ __global__ void __launch_bounds__(CHUNKS == 0 ? kMaxStreamThreads : 256)
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
       const int k = c * G + lane;
-      if (active && k < items) {
-        if constexpr (kPrefetch) {
-          norm_rope_store<NT, T, W, C, VEC, IL>(p, out, k, rot[c], v[c], inv, cs[c], sn[c]);
-        } else {
-          norm_rope_write<NT, T, W, C, VEC, IL>(p, out, cr, sr, k, v[c], inv);
-        }
-      }
+      if (active && k < items) norm_rope_write<NT, T, W, C, VEC, IL>(p, out, cr, sr, k, v[c], inv);
     }
   } else {
     float ss[NT];
