@@ -100,6 +100,12 @@ def run_rope(k, x):
             # q and k of one shape (one launch for both), and k of a different layout
             k.rms_norm_rope_qk(x, torch.randn_like(x), rnd(D, dtype=x.dtype), None, cos, sin,
                                1e-5, interleaved=inter)
+            # pair tables ([..., R/2]), per row, and broadcast over the first dim (LTX's one
+            # sample's tables [1, S, R/2] for the batch)
+            ch, sh = cos[..., : R // 2].contiguous(), sin[..., : R // 2].contiguous()
+            k.rms_norm_rope(x, None, ch, sh, 1e-5, interleaved=inter, pair_tables=True)
+            k.rms_norm_rope_qk(x, torch.randn_like(x), None, None, ch[:1], sh[:1], 1e-5,
+                               interleaved=inter, pair_tables=True)
     if D == 128:  # transformers' GQA layout with enough tokens for the CUDA heads path
         S, Hq, Hk = 6000, 4, 2
         qkv = rnd(1, S, (Hq + 2 * Hk) * D, dtype=x.dtype)

@@ -130,7 +130,7 @@ def rms_norm_rope(
         pair_tables: cos / sin hold one value per rotation pair, `[..., R/2]` (module
             docstring). LTX-Video 2B's fp32 tables `[2, 2688, 2048]` are 88 of the 176 MB that
             `rms_norm_rope_qk` moves; as pair tables shared over the batch, `[1, 2688, 1024]`,
-            11 of 99.
+            22 of 110.
         out: optional output of x's shape and dtype.
 
     Returns:
