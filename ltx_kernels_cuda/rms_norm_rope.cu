@@ -108,18 +108,9 @@ __device__ __forceinline__ float load_item_ss(const T* x, const RopeRow& g, int 
 
 // Cached blocks have at most 256 threads (so up to 255 registers a thread); streaming blocks
 // up to 512 (one long row per block; 128 registers, which the split-halves 16-bit path with
-// fp32 tables needs on sm_75 to run without spills). On sm_90, interleaved rows of one item a
-// thread (LTX-Video's q / k pair: 256 threads a row of 2048) are held to 6 blocks a SM: 40
-// registers and a 40-byte stack instead of 48 registers and 5 blocks, since rows in flight,
-// not bytes, bound them (run O); other targets keep the compiler's choice.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-constexpr int kOneItemRowBlocks = 6;
-#else
-constexpr int kOneItemRowBlocks = 1;
-#endif
+// fp32 tables needs on sm_75 to run without spills).
 template <typename T, typename W, typename C, int VEC, bool IL, int CHUNKS, int NT>
-__global__ void __launch_bounds__(CHUNKS == 0 ? kMaxStreamThreads : 256,
-                                  IL && CHUNKS == 1 ? kOneItemRowBlocks : 1)
+__global__ void __launch_bounds__(CHUNKS == 0 ? kMaxStreamThreads : 256)
     rms_norm_rope_kernel(const RmsNormRopeParams<T, W, C> p) {
   constexpr int F = RopeItem<VEC, IL>::F;
   __shared__ float smem[32];
