@@ -52,7 +52,9 @@ struct RmsNormRopeParams {
   FastBcast cos_rows, sin_rows;  // row r's offset in cos / sin (broadcast)
   int64_t rows;
   RopeRow row;
-  int group;  // threads per row (G)
+  int group;           // threads per row (G)
+  FastDiv group_div;   // division by G (a thread's row within its block)
+  int rows_per_block;
   float eps;
   bool sin_like_cos;  // sin has cos's strides: one offset for both
   bool pairs;         // pair tables: one cos / sin value per rotation pair
@@ -106,6 +108,24 @@ __device__ __forceinline__ float load_item_ss(const T* x, const RopeRow& g, int 
   return ss;
 }
 
+// The sums of squares of the NT tensors over a row's G threads, NT at once (group_sum's steps
+// with one barrier for all: a kernel calls it once). `gi`: the row within the block. Whole-warp
+// groups add their warps' sums with a shuffle reduction over the warp's first G / 32 lanes.
+template <int NT>
+__device__ __forceinline__ void row_sums(float (&ss)[NT], int G, int gi, float (*smem)[32]) {
+#pragma unroll
+  for (int t = 0; t < NT; ++t) ss[t] = warp_sum(ss[t], G <= 32 ? G : 32);
+  if (G <= 32) return;
+  const int warp = threadIdx.x / 32, wl = threadIdx.x % 32, wpg = G / 32;
+  if (wl == 0) {
+#pragma unroll
+    for (int t = 0; t < NT; ++t) smem[t][warp] = ss[t];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int t = 0; t < NT; ++t) ss[t] = warp_sum(wl < wpg ? smem[t][gi * wpg + wl] : 0.f, 32);
+}
+
 // Cached blocks have at most 256 threads (so up to 255 registers a thread); streaming blocks
 // up to 512 (one long row per block; 128 registers, which the split-halves 16-bit path with
 // fp32 tables needs on sm_75 to run without spills).
@@ -113,11 +133,12 @@ template <typename T, typename W, typename C, int VEC, bool IL, int CHUNKS, int 
 __global__ void __launch_bounds__(CHUNKS == 0 ? kMaxStreamThreads : 256)
     rms_norm_rope_kernel(const RmsNormRopeParams<T, W, C> p) {
   constexpr int F = RopeItem<VEC, IL>::F;
-  __shared__ float smem[32];
+  __shared__ float smem[NT][32];
   const int G = p.group;
-  const int lane = threadIdx.x % G;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / G) + threadIdx.x / G;
-  const bool active = row < p.rows;  // inactive groups still take part in group_sum
+  const int gi = static_cast<int>(p.group_div.div(threadIdx.x));  // the row within the block
+  const int lane = static_cast<int>(threadIdx.x) - gi * G;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * p.rows_per_block + gi;
+  const bool active = row < p.rows;  // inactive groups still take part in row_sums
   const T* x[NT];
   T* out[NT];
 #pragma unroll
@@ -145,9 +166,10 @@ __global__ void __launch_bounds__(CHUNKS == 0 ? kMaxStreamThreads : 256)
         for (int t = 0; t < NT; ++t) ss[t] += load_item_ss<T, VEC, IL>(x[t], p.row, k, v[c][t]);
       }
     }
+    row_sums<NT>(ss, G, gi, smem);
     float inv[NT];
 #pragma unroll
-    for (int t = 0; t < NT; ++t) inv[t] = rsqrtf(group_sum(ss[t], G, smem) / d + p.eps);
+    for (int t = 0; t < NT; ++t) inv[t] = rsqrtf(ss[t] / d + p.eps);
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
       const int k = c * G + lane;
@@ -162,9 +184,10 @@ __global__ void __launch_bounds__(CHUNKS == 0 ? kMaxStreamThreads : 256)
 #pragma unroll
       for (int t = 0; t < NT; ++t) ss[t] += load_item_ss<T, VEC, IL>(x[t], p.row, k, v);
     }
+    row_sums<NT>(ss, G, gi, smem);
     float inv[NT];
 #pragma unroll
-    for (int t = 0; t < NT; ++t) inv[t] = rsqrtf(group_sum(ss[t], G, smem) / d + p.eps);
+    for (int t = 0; t < NT; ++t) inv[t] = rsqrtf(ss[t] / d + p.eps);
     for (int k = lane; active && k < items; k += G) {
       float v[NT][F];
 #pragma unroll
@@ -225,6 +248,8 @@ void launch_rms_norm_rope(RmsNormRopeParams<T, W, C> p, int D, int R, bool inter
       p.row = rope_row<VC, IL>(D, R);
       const RowConfig cfg = choose_norm_rope_config(p.row.items, F, VC, NT);
       p.group = cfg.group;
+      p.group_div = FastDiv::make(static_cast<uint32_t>(cfg.group));
+      p.rows_per_block = cfg.rows_per_block;
       const int64_t blocks = (p.rows + cfg.rows_per_block - 1) / cfg.rows_per_block;
       LTX_CHECK(blocks <= 0x7fffffff, "input: too many rows (", p.rows, ")");
       const dim3 grid(static_cast<unsigned>(blocks)), block(cfg.group * cfg.rows_per_block);
