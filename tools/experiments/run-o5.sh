@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Run O, device call 5, on P (6081972) and S (101cb5b: rms_norm_rope's row index from a FastDiv,
+# q's and k's sums in one reduction) (carry [".whl-h", ".prebuilt"], WHEELS=.whl-h):
+#   - ours alone, P / S / P / S: rms_norm_rope_qk (per-sample and pair tables) and
+#     rms_norm_rope at LTX's shapes, bf16 and fp16
+#   - the CUDA tests of the rope ops and the LTX integration on S
+#   - if S is the faster at LTX's pair-table case: LTX-Video 2B kernels + compile at its
+#     fastest settings on S
+# Files: $OUT/o5.log (summary), $OUT/o5.tar.gz (sweeps), $OUT/tests.log, $OUT/e2e.log, e2e.json.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+source tools/gpu_env.sh
+source tools/gpu_prebuilt.sh
+LOG=$OUT/o5.log
+W=/tmp/o5
+mkdir -p $W
+log() { echo "== $* ($(date +%T))" | tee -a "$LOG"; }
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.limit --format=csv | tee -a "$LOG"
+python3 tools/build.py --backends cpu -j 16 2>&1 | tail -1 | tee -a "$LOG"
+for run in 1 2; do
+  for b in P S; do
+    use_prebuilt $b > /dev/null
+    log "$b run $run: ours, rms_norm_rope_qk (+ pairs), rms_norm_rope"
+    timeout 50 python3 benchmarks/sweep.py --impls ltx --dtypes bf16,fp16 \
+      --ops rms_norm_rope_qk,rms_norm_rope_qk_pairs,rms_norm_rope --out "$W/$b$run" 2>&1 \
+      | tail -1 | tee -a "$LOG"
+  done
+done
+python3 tools/ab_table.py $W/P1/sweep.csv $W/P2/sweep.csv -- $W/S1/sweep.csv $W/S2/sweep.csv \
+  | tee "$W/ab.md" | tee -a "$LOG"
+tar -C $W -czf "$OUT/o5.tar.gz" .
+FASTER=$(awk -F'|' '$2 ~ /rms_norm_rope_qk_pairs/ && $3 ~ /2x2688x2048/ && $4 ~ /bf16/ \
+  { print ($7 + 0 < 1.0) ? "S" : "P" }' "$W/ab.md")
+log "faster at LTX's pair-table case: ${FASTER:-?}"
+use_prebuilt S | tee -a "$LOG"
+log "tests S (CUDA): rope, LTX integration"
+timeout -s INT 140 python3 -m pytest -q -p no:cacheprovider -n 14 -rf \
+  -k "cuda and (rope or ltx)" tests > "$OUT/tests.log" 2>&1
+grep -E "FAILED|ERROR|passed|failed|Interrupted" "$OUT/tests.log" | tail -30 | tee -a "$LOG"
+if [[ ${FASTER:-} == S ]]; then
+  log "LTX 2B on S: kernels + compile, fastest settings"
+  PREBUILT=S PARTS=best COMPILED_KERNELS=use-optimized-kernels LTX_ARGS="--profile-loop 3" \
+    timeout ${O5_E2E_LIMIT:-125} bash tools/gpu_e2e.sh > /dev/null 2>&1
+  echo "gpu_e2e rc $?" | tee -a "$LOG"
+  grep -E "^==|ms/step|over the loop|  (eager|compile|kernels)|timeline|per step of the loop|GPU state|TOO LARGE|FAILED|Error" \
+    "$OUT/e2e.log" | tee -a "$LOG"
+fi
+log done
