@@ -340,3 +340,23 @@ def test_ab_table_runs_per_side(tmp_path):
     assert "| geglu | 1x8 | bf16 | 11.0 (10.0 12.0) | 11.0 (9.0 13.0) | 1.000 |" in two
     assert "rope" not in two  # not in a2
     assert run(a1, "--").returncode != 0 and run(a1).returncode != 0
+
+
+def test_targets_counts(tmp_path):
+    """tools/targets.py counts issue 4's targets over our rows only: 0.995 counts as level, the
+    64 MB and 16 MB bounds are inclusive, a fused row at its bytes ratio meets it."""
+    import subprocess
+
+    p = tmp_path / "sweep.csv"
+    p.write_text(
+        "op,shape,dtype,impl,us,GBps,copy_share,MB,vs_best_peer,vs_unfused,bytes_ratio\n"
+        "a,s,bf16,ltx,1,1,0.95,64,0.995,,\n"
+        "b,s,bf16,ltx,1,1,0.89,200,0.99,2.0,2.0\n"
+        "c,s,bf16,ltx,1,1,0.10,16,1.3,1.9,2.0\n"
+        "c,s,bf16,compile,1,1,0.10,16,,,\n")
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "targets.py"), str(p)],
+                         capture_output=True, text=True, check=True).stdout
+    assert "level or ahead of the best peer: 2 of 3" in out
+    assert ">= 90% of the copy from 64 MB: 1 of 2" in out
+    assert ">= 1.3x the best peer to 16 MB: 1 of 1" in out
+    assert "fused: >= the bytes ratio: 1 of 2" in out
