@@ -13,8 +13,13 @@
 // heads: LTX-Video, FLUX), one group handles row r of both (NT = 2), so each cos / sin item is
 // loaded once for the two; the tables (fp32 [B, S, D] in LTX-Video) are as large as q and k.
 // Otherwise (GQA) q and k run one after the other (NT = 1). Tables shared over a leading dim
-// (LTX-Video's, computed once and expanded over the batch by the injection) are read with the
-// rows that share them side by side (shared_table_rows_inner, common/op_checks.h).
+// (LTX-Video's: the injection passes one sample's, [1, S, D / 2] as pair tables) are read with
+// the rows that share them side by side (shared_table_rows_inner, common/op_checks.h). Pair
+// tables hold one cos / sin value per rotation pair (load_pair_item, common/rope.cuh).
+//
+// Run O (H200, ncu): at LTX's q / k pair the kernel is bound by instruction issue, not bytes
+// or registers: the row's index math and the reduction are kept to few instructions
+// (FastDiv, row_sums).
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
