@@ -491,16 +491,17 @@ def rms_norm_rope_qk_case(k, lf, shape, dt, tables="per-sample") -> Case:
     cos, sin = ltx_tables(B if tables == "per-sample" else 1, S, D)
     pairs = tables == "pairs"
     if pairs:
-        cos, sin = cos[..., 0::2].contiguous(), sin[..., 0::2].contiguous()
+        cos, sin = k.rope_pair_tables(cos, sin, interleaved=True)
     table_bytes = 2 * cos.numel() * 4
     if tables == "shared":
         cos, sin = cos.expand(B, S, D), sin.expand(B, S, D)
     nbytes = 4 * q.numel() * q.element_size() + table_bytes + 2 * D * wq.element_size()
 
+    def full(c, s_):  # the peers' tables: pair values repeated per pair, inside the formula
+        return (c.repeat_interleave(2, -1), s_.repeat_interleave(2, -1)) if pairs else (c, s_)
+
     def f(x, w, c, s_, eps):
-        if pairs:
-            c, s_ = c.repeat_interleave(2, -1), s_.repeat_interleave(2, -1)
-        return eager_ltx_norm_rope(x, w, c, s_, eps)
+        return eager_ltx_norm_rope(x, w, *full(c, s_), eps)
 
     def both(fn):
         return fn(q, wq, cos, sin, 1e-5), fn(kk, wk, cos, sin, 1e-5)
@@ -519,8 +520,7 @@ def rms_norm_rope_qk_case(k, lf, shape, dt, tables="per-sample") -> Case:
         return F.rms_norm(a, (D,), wq, 1e-5), F.rms_norm(b, (D,), wk, 1e-5)
 
     def ropes(a, b, c, s_):
-        if pairs:
-            c, s_ = c.repeat_interleave(2, -1), s_.repeat_interleave(2, -1)
+        c, s_ = full(c, s_)
         return ltx_rope(a, c, s_), ltx_rope(b, c, s_)
 
     unfused = [step("rms_norm q, k", f"nrqk-n{tag}", norms, q, kk),

@@ -13,7 +13,8 @@ import sys
 
 
 def count(path):
-    ours = [r for r in csv.DictReader(open(path)) if r["impl"] == "ltx"]
+    with open(path) as f:
+        ours = [r for r in csv.DictReader(f) if r["impl"] == "ltx"]
 
     def share(rows, ok):
         return f"{sum(1 for r in rows if ok(r))} of {len(rows)}"
