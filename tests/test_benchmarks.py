@@ -274,6 +274,50 @@ def test_use_prebuilt_unpacks_and_takes_the_tree_python(tmp_path):
     assert (out / "rope.py").read_text() == "new"
 
 
+def test_prebuilt_ab_alternates_and_picks_the_faster(tmp_path):
+    """tools/gpu_prebuilt.sh: prebuilt_ab A B OPS DIR times our kernels from A, B, A, B (each
+    sweep sees the library of its side), writes both sides' table to DIR/ab.md; prebuilt_faster
+    names the side that is faster at one case, and nothing for a case the table lacks."""
+    import os
+    import subprocess
+    import tarfile
+
+    v = "torch211-cxx11-cu130-x86_64-linux"
+    (tmp_path / ".prebuilt").mkdir()
+    for name, us in (("A", 10.0), ("B", 8.0)):
+        staged = tmp_path / "staged" / name / v
+        staged.mkdir(parents=True)
+        (staged / "_lib.abi3.so").write_text(str(us))
+        with tarfile.open(tmp_path / ".prebuilt" / f"{name}.tar.xz", "w:xz") as t:
+            t.add(staged, arcname=v)
+    (tmp_path / "torch-ext" / "ltx_kernels").mkdir(parents=True)
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "ab_table.py").write_text((ROOT / "tools" / "ab_table.py").read_text())
+    stub = tmp_path / "bin" / "python3"
+    stub.parent.mkdir()
+    stub.write_text(f"""#!/bin/bash
+if [[ $1 == benchmarks/sweep.py ]]; then
+  out=$(echo "$@" | sed 's/.*--out \\([^ ]*\\).*/\\1/'); mkdir -p "$out"
+  us=$(cat build/{v}/_lib.abi3.so); echo "$us" >> {tmp_path}/calls
+  printf 'op,shape,dtype,impl,us\\ngeglu,1x8,bf16,ltx,%s\\n' "$us" > "$out/sweep.csv"
+else
+  exec {sys.executable} "$@"
+fi
+""")
+    stub.chmod(0o755)
+    script = (f"source {ROOT}/tools/gpu_prebuilt.sh && prebuilt_ab A B geglu {tmp_path}/ab && "
+              f"echo faster=$(prebuilt_faster {tmp_path}/ab/ab.md geglu 1x8 bf16 A B) && "
+              f"echo missing=$(prebuilt_faster {tmp_path}/ab/ab.md geglu 2x8 bf16 A B)")
+    r = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                       env={**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"},
+                       timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / "calls").read_text().split() == ["10.0", "8.0", "10.0", "8.0"]
+    assert "| geglu | 1x8 | bf16 | 10.0 (10.0 10.0) | 8.0 (8.0 8.0) | 0.800 |" in r.stdout
+    assert (tmp_path / "ab" / "ab.md").read_text().count("| geglu |") == 1
+    assert r.stdout.splitlines()[-2:] == ["faster=B", "missing="]
+
+
 def test_report_merges_later_runs_in_table_order(tmp_path):
     """benchmarks/report.py: a later CSV's rows replace an earlier one's for the same case, a
     case only the later one has lands among its op's shapes in sweep's table order (not at the

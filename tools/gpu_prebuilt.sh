@@ -15,3 +15,29 @@ use_prebuilt() {
     | tar -C "build/$PREBUILT_VARIANT" -xf - || return 1
   echo "== prebuilt $1: $(ls build/$PREBUILT_VARIANT/*.so | xargs -n1 basename)"
 }
+
+# prebuilt_ab A B OPS DIR: our kernels alone (benchmarks/sweep.py --impls ltx, bf16 and fp16,
+# the comma-separated OPS) from prebuilt A, B, A, B on one lease, into DIR/{A1,B1,A2,B2}; then
+# tools/ab_table.py of both sides (two runs each) into DIR/ab.md and on stdout.
+# ${AB_SWEEP_LIMIT:-60} seconds a sweep.
+prebuilt_ab() {
+  local a=$1 b=$2 ops=$3 dir=$4 run side
+  for run in 1 2; do
+    for side in "$a" "$b"; do
+      use_prebuilt "$side" > /dev/null || return 1
+      echo "== $side run $run: ours, $ops ($(date +%T))"
+      timeout "${AB_SWEEP_LIMIT:-60}" python3 benchmarks/sweep.py --impls ltx --dtypes bf16,fp16 \
+        --ops "$ops" --out "$dir/$side$run" 2>&1 | tail -1
+    done
+  done
+  python3 tools/ab_table.py "$dir/${a}1/sweep.csv" "$dir/${a}2/sweep.csv" -- \
+    "$dir/${b}1/sweep.csv" "$dir/${b}2/sweep.csv" | tee "$dir/ab.md"
+}
+
+# prebuilt_faster AB_MD OP SHAPE DTYPE A B: A or B, whichever is faster at that case of
+# prebuilt_ab's table (B when B / A < 1; nothing when the case is missing).
+prebuilt_faster() {
+  awk -F'|' -v op="$2" -v shape="$3" -v dt="$4" -v a="$5" -v b="$6" '
+    { gsub(/ /, "", $2); gsub(/ /, "", $3); gsub(/ /, "", $4) }
+    $2 == op && $3 == shape && $4 == dt { print ($7 + 0 < 1.0) ? b : a }' "$1"
+}

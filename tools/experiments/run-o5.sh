@@ -17,20 +17,9 @@ mkdir -p $W
 log() { echo "== $* ($(date +%T))" | tee -a "$LOG"; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.limit --format=csv | tee -a "$LOG"
 python3 tools/build.py --backends cpu -j 16 2>&1 | tail -1 | tee -a "$LOG"
-for run in 1 2; do
-  for b in P S; do
-    use_prebuilt $b > /dev/null
-    log "$b run $run: ours, rms_norm_rope_qk (+ pairs), rms_norm_rope"
-    timeout 50 python3 benchmarks/sweep.py --impls ltx --dtypes bf16,fp16 \
-      --ops rms_norm_rope_qk,rms_norm_rope_qk_pairs,rms_norm_rope --out "$W/$b$run" 2>&1 \
-      | tail -1 | tee -a "$LOG"
-  done
-done
-python3 tools/ab_table.py $W/P1/sweep.csv $W/P2/sweep.csv -- $W/S1/sweep.csv $W/S2/sweep.csv \
-  | tee "$W/ab.md" | tee -a "$LOG"
+AB_SWEEP_LIMIT=50 prebuilt_ab P S rms_norm_rope_qk,rms_norm_rope_qk_pairs,rms_norm_rope "$W" 2>&1 | tee -a "$LOG"
 tar -C $W -czf "$OUT/o5.tar.gz" .
-FASTER=$(awk -F'|' '$2 ~ /rms_norm_rope_qk_pairs/ && $3 ~ /2x2688x2048/ && $4 ~ /bf16/ \
-  { print ($7 + 0 < 1.0) ? "S" : "P" }' "$W/ab.md")
+FASTER=$(prebuilt_faster "$W/ab.md" rms_norm_rope_qk_pairs 2x2688x2048 bf16 P S)
 log "faster at LTX's pair-table case: ${FASTER:-?}"
 use_prebuilt S | tee -a "$LOG"
 log "tests S (CUDA): rope, LTX integration"
