@@ -287,6 +287,26 @@ def test_strided_outputs(kernel, device, dtype):
     assert torch.isnan(big_h[..., :8]).all() and torch.isnan(big_h[..., 8 + D :]).all()
 
 
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_two_level_rows_many(kernel, device, dtype, norm):
+    """x, y and the outputs as `[S, B, D]` memory seen as `[B, S, D]` (rows at two strides),
+    with enough rows for CUDA's grids beyond one wave (the wide and staged paths, whose row
+    offsets divide by the inner level's size as a multiply and a shift), per-sample scale /
+    shift and per-token gate."""
+    Bq, Sq, D = 3, 1500, 2048
+    x, y = (torch.randn(Sq, Bq, D, dtype=dtype, device=device).transpose(0, 1)
+            for _ in range(2))
+    scale, shift = (make_mod("sample", (Bq, Sq), D, dtype, device) for _ in range(2))
+    gate = make_mod("token", (Bq, Sq), D, dtype, device)
+    out = poisoned((Sq, Bq, D), dtype, device).transpose(0, 1)
+    kernel.adaln(x, scale, shift, norm=norm, out=out)
+    assert_close(out, ref_adaln(x, scale, shift, norm))
+    x_new, h = kernel.gated_residual_adaln(x, y, gate, scale, shift, norm=norm)
+    assert_close(x_new, ref_residual(x, y, gate))
+    assert_close(h, ref_adaln(x_new, scale, shift, norm))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_three_level_rows_and_4d(kernel, device, dtype):
     """x with rows at three strides (copied to contiguous rows, still correct), and a 4-d x

@@ -93,6 +93,29 @@ def test_rms_norm_two_level_rows(kernel, device, dtype):
     assert_close(kernel.rms_norm(x3, w), ref_rms_norm(x3, w, 1e-6))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rms_norm_two_level_rows_many(kernel, device, dtype):
+    """Per-head q norm on a fused QKV projection with enough rows for CUDA's grids beyond one
+    wave (the wide and staged paths: row offsets with the inner level's division as a multiply
+    and a shift), into a strided out; and fused_add_rms_norm on `[S, B, D]` memory seen as
+    `[B, S, D]`."""
+    B, S, H, Dh = 2, 1024, 8, 128
+    qkv = torch.randn(B, S, 3 * H * Dh, dtype=dtype, device=device)
+    q = qkv[..., : H * Dh].unflatten(-1, (H, Dh))
+    w = make_weight("same", Dh, dtype, device)
+    out = poisoned((B, S, H, 2 * Dh), dtype, device)[..., :Dh]
+    kernel.rms_norm(q, w, 1e-6, out=out)
+    assert_close(out, ref_rms_norm(q, w, 1e-6))
+    D = 2048
+    x, res = (torch.randn(S, B, D, dtype=dtype, device=device).transpose(0, 1) for _ in range(2))
+    w = make_weight("same", D, dtype, device)
+    want_res = (x.float() + res.float()).to(dtype)
+    want = ref_rms_norm(want_res, w, 1e-6)
+    kernel.fused_add_rms_norm(x, res, w, 1e-6)
+    assert torch.equal(res, want_res)
+    assert_close(x, want)
+
+
 @pytest.mark.kernels_ci
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_rms_norm_strided_out(kernel, device, dtype):

@@ -59,7 +59,7 @@ SETTINGS = {
 # workers): several-warps 1056 passed in 61 s, gated-defaults 440 passed in 41 s.
 _REF = "cuda and not misaligned and reference"
 _GATED = "cuda and not misaligned and (gated or rows_per_block or ltx)"
-_WIDE = "cuda and not misaligned and (reference or gated or rows_per_block or ltx)"
+_WIDE = "cuda and not misaligned and (reference or gated or rows_per_block or ltx or two_level)"
 SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
           "gated-y-read": _GATED, "wide-every-grid": _WIDE, "wide-off": _WIDE}
 

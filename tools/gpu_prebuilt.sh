@@ -16,8 +16,8 @@ use_prebuilt() {
   echo "== prebuilt $1: $(ls build/$PREBUILT_VARIANT/*.so | xargs -n1 basename)"
 }
 
-# prebuilt_ab A B OPS DIR: our kernels alone (benchmarks/sweep.py --impls ltx, bf16 and fp16,
-# the comma-separated OPS) from prebuilt A, B, A, B on one lease, into DIR/{A1,B1,A2,B2}; then
+# prebuilt_ab A B OPS DIR: our kernels alone (benchmarks/sweep.py --impls ltx, in the dtypes
+# ${AB_DTYPES:-bf16,fp16}, the comma-separated OPS) from prebuilt A, B, A, B on one lease, into DIR/{A1,B1,A2,B2}; then
 # tools/ab_table.py of both sides (two runs each) into DIR/ab.md and on stdout.
 # ${AB_SWEEP_LIMIT:-60} seconds a sweep.
 prebuilt_ab() {
@@ -26,7 +26,7 @@ prebuilt_ab() {
     for side in "$a" "$b"; do
       use_prebuilt "$side" > /dev/null || return 1
       echo "== $side run $run: ours, $ops ($(date +%T))"
-      timeout "${AB_SWEEP_LIMIT:-60}" python3 benchmarks/sweep.py --impls ltx --dtypes bf16,fp16 \
+      timeout "${AB_SWEEP_LIMIT:-60}" python3 benchmarks/sweep.py --impls ltx --dtypes "${AB_DTYPES:-bf16,fp16}" \
         --ops "$ops" --out "$dir/$side$run" 2>&1 | tail -1
     done
   done
