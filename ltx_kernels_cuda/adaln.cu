@@ -40,7 +40,6 @@
 #include "ltx_kernels_cuda/common/rows.cuh"
 #include "ltx_kernels_cuda/common/stage.cuh"
 #include "ltx_kernels_cuda/common/vec.cuh"
-#include "ltx_kernels_cuda/common/wide.cuh"
 
 namespace ltx {
 
@@ -456,91 +455,6 @@ bool launch_adaln_staged(AdaLNParams<T, M, W>& p, const StageKnobs& k, cudaStrea
   return true;
 }
 
-// The wide path (common/wide.cuh): one 16-byte vector a thread. x (with GATED: x, y and the
-// gate, all before the store to residual_out) and the vector's scale / shift are loaded before
-// the reductions, the row's value kept as T (with GATED the rounded x + y * gate, exactly what
-// residual_out gets) across them, one barrier each; the affine is read at the write.
-//
-// Bounded to 40 registers (three blocks of 512 threads a SM: 75% occupancy at most, six rows of
-// 2048 16-bit values in flight): at 32 (__launch_bounds__(1024, 2)) every instance but fp32's
-// spilled 8-72 bytes of its operands to the stack. So rows of at most 512 vectors (D = 4096 in
-// 16 bits) take it.
-constexpr int kAdaLNWideThreads = 512;
-
-template <typename T, typename M, typename W, bool GATED, bool LAYER>
-__global__ void __launch_bounds__(kAdaLNWideThreads, 3)
-    adaln_wide_kernel(const AdaLNParams<T, M, W> p) {
-  constexpr int VEC = kVec16<T>;
-  __shared__ float red[LAYER ? 2 : 1][32];
-  const WideSlot s = wide_slot(p.group, p.group_log2);
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * p.rows_per_block + s.sub;
-  const bool active = row < p.rows && s.lane < p.D / VEC;
-  const int off = s.lane * VEC;
-  const float d = static_cast<float>(p.D);
-  Bits<T, VEC> xv{};  // packed: Vec<T, VEC> of 16-bit values spilled at 32 registers
-  Bits<M, VEC> scv{}, shv{};
-  T* out = nullptr;
-  if (active) {
-    out = p.out + p.out_rows.offset_fast(row);
-    if constexpr (GATED) {
-      const bool has_gate = p.gate != nullptr;
-      const Vec<T, VEC> a = load_vec<T, VEC>(p.x + p.x_rows.offset_fast(row) + off);
-      const Vec<T, VEC> b = load_vec<T, VEC>(p.y + p.y_rows.offset_fast(row) + off);
-      const Vec<M, VEC> g =
-          has_gate ? load_vec<M, VEC>(p.gate + p.gate_b.offset_fast(row) + off) : Vec<M, VEC>{};
-      float v[VEC];
-      gated_sum<T, M, VEC>(a, b, g, has_gate, v);
-      const Vec<T, VEC> sum = round_vec<T, VEC>(v);  // exact: v is already rounded to T
-      store_vec<T, VEC>(p.residual_out + p.res_rows.offset_fast(row) + off, sum);
-      xv = to_bits(sum);
-      // After the store (which they cannot pass): loaded with the operands above, they spilled
-      // at 32 registers. Their latency (L1 / L2 hits but per token) is behind the reduction.
-      scv = load_bits<M, VEC>(p.scale + p.scale_b.offset_fast(row) + off);
-      shv = load_bits<M, VEC>(p.shift + p.shift_b.offset_fast(row) + off);
-    } else {
-      xv = load_bits<T, VEC>(p.x + p.x_rows.offset_fast(row) + off);
-      scv = load_bits<M, VEC>(p.scale + p.scale_b.offset_fast(row) + off);
-      shv = load_bits<M, VEC>(p.shift + p.shift_b.offset_fast(row) + off);
-    }
-  }
-  float v[VEC];
-  to_floats(from_bits(xv), v);  // zeros where inactive
-  float mean = 0.f, ss = 0.f;
-  if constexpr (LAYER) {
-    float sum = 0.f;
-#pragma unroll
-    for (int i = 0; i < VEC; ++i) sum += v[i];
-    mean = wide_sum(sum, p.group, red[0]) / d;
-    if (active) {
-#pragma unroll
-      for (int i = 0; i < VEC; ++i) {
-        const float dev = v[i] - mean;
-        ss += dev * dev;
-      }
-    }
-  } else {
-#pragma unroll
-    for (int i = 0; i < VEC; ++i) ss += v[i] * v[i];
-  }
-  ss = wide_sum(ss, p.group, red[LAYER ? 1 : 0]);
-  const float inv = rsqrtf(ss / d + p.eps);
-  if (active) {
-    adaln_write<T, M, W, VEC, LAYER, /*PRELOAD=*/true>(p.weight, p.bias, out, nullptr, nullptr,
-                                                       s.lane, v, mean, inv, from_bits(scv),
-                                                       from_bits(shv));
-  }
-}
-
-// Launches the wide kernel (the caller checked wide_wanted and 16-byte vectors).
-template <bool GATED, bool LAYER, typename T, typename M, typename W>
-void launch_adaln_wide(AdaLNParams<T, M, W>& p, cudaStream_t stream) {
-  const WideConfig c = wide_config(p.D / kVec16<T>);
-  p.group = c.group;
-  p.group_log2 = c.group_log2;
-  p.rows_per_block = c.rows_per_block;
-  launch_wide(adaln_wide_kernel<T, M, W, GATED, LAYER>, c, p.rows, p, stream);
-}
-
 inline bool rows_multiple_of(const Rows& r, int v) {
   return r.outer_stride % v == 0 && r.inner_stride % v == 0;
 }
@@ -589,19 +503,8 @@ void launch_adaln(AdaLNParams<T, M, W> p, cudaStream_t stream) {
                                         : stage_knobs("LTX_ADALN_STAGE", 2, 384, 32);
   static const bool stage_y = env_int("LTX_GATED_STAGE_Y", 1, /*zero_turns_off=*/true) != 0;
   const bool staged = vec_ok && stage_wanted(stage, launch.preload, p.D / V, p.rows);
-  // The wide path (common/wide.cuh) before the staged one: LTX_GATED_WIDE / LTX_ADALN_WIDE
-  // [2: beyond one wave], _MAX_VEC [512, the most], on sm_90 unless set.
-  static const WideKnobs wide_k =
-      wide_knobs(GATED ? "LTX_GATED_WIDE" : "LTX_ADALN_WIDE", 2, kAdaLNWideThreads);
-  bool wide = vec_ok && p.x_rows.fast && p.out_rows.fast && p.scale_b.fast && p.shift_b.fast &&
-              wide_wanted(wide_k, launch.preload, p.D / V, p.rows);
-  if (GATED) wide = wide && p.y_rows.fast && p.res_rows.fast && p.gate_b.fast;
   p.stage_y = stage_y;
   auto go = [&](auto layer_c) {
-    if (wide) {
-      launch_adaln_wide<GATED, decltype(layer_c)::value>(p, stream);
-      return;
-    }
     if (staged &&
         launch_adaln_staged<GATED, decltype(layer_c)::value>(p, stage, stream)) {
       return;

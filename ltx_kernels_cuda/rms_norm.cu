@@ -25,7 +25,6 @@
 #include "ltx_kernels_cuda/common/rows.cuh"
 #include "ltx_kernels_cuda/common/stage.cuh"
 #include "ltx_kernels_cuda/common/vec.cuh"
-#include "ltx_kernels_cuda/common/wide.cuh"
 
 namespace ltx {
 
@@ -268,50 +267,6 @@ bool launch_rms_norm_staged(RmsNormParams<T, W, O>& p, const StageKnobs& k,
   return true;
 }
 
-// The wide path (common/wide.cuh): one 16-byte vector a thread; x (with ADD also the
-// residual) and the weight loaded before the first store, the row kept as T across the one
-// reduction (with ADD the rounded sum, which is what residual gets).
-template <typename T, typename W, typename O, bool ADD>
-__global__ void __launch_bounds__(kWideMaxThreads, 2)
-    rms_norm_wide_kernel(const RmsNormParams<T, W, O> p) {
-  constexpr int VEC = kVec16<T>;
-  __shared__ float red[32];
-  const WideSlot s = wide_slot(p.group, p.group_log2);
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * p.rows_per_block + s.sub;
-  const bool active = row < p.rows && s.lane < p.D / VEC;
-  const int off = s.lane * VEC;
-  Bits<T, VEC> xv{};  // packed (common/vec.cuh: Bits)
-  Bits<W, VEC> wv{};
-  if (active) {
-    const Bits<T, VEC> a = load_bits<T, VEC>(p.x + p.x_rows.offset_fast(row) + off);
-    if (p.weight != nullptr) wv = load_bits<W, VEC>(p.weight + off);
-    if constexpr (ADD) {
-      T* res = p.residual + p.res_rows.offset_fast(row) + off;
-      float f[VEC], r[VEC];
-      to_floats(from_bits(a), f);
-      to_floats(load_vec<T, VEC>(res), r);
-#pragma unroll
-      for (int i = 0; i < VEC; ++i) f[i] += r[i];
-      const Vec<T, VEC> sum = round_vec<T, VEC>(f);
-      store_vec<T, VEC>(res, sum);
-      xv = to_bits(sum);
-    } else {
-      xv = a;
-    }
-  }
-  float v[VEC];
-  to_floats(from_bits(xv), v);  // zeros where inactive
-  float ss = 0.f;
-#pragma unroll
-  for (int i = 0; i < VEC; ++i) ss += v[i] * v[i];
-  ss = wide_sum(ss, p.group, red);
-  const float inv = rsqrtf(ss * p.inv_d + p.eps);
-  if (active) {
-    rms_norm_write<T, W, O, VEC, /*PRELOAD=*/true>(p, p.out + p.out_rows.offset_fast(row), s.lane, v,
-                                                   inv, from_bits(wv));
-  }
-}
-
 template <bool ADD, typename T, typename W, typename O>
 void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
   // 16-byte accesses when every row start and every pointer allows them, scalar otherwise.
@@ -334,18 +289,6 @@ void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
   // register path at D = 4096): fused_add_rms_norm 1x1024x4096 17.0 -> 15.0, level from 4096
   // tokens; RMSNorm at D = 4096 staged was -3% to +3%, so its cap stays at D = 3072 (16-bit).
   static const StageKnobs stage = stage_knobs("LTX_STAGE", 2, ADD ? 512 : 384, 128);
-  // The wide path (common/wide.cuh) before the staged one: LTX_RMS_WIDE [2: beyond one wave],
-  // _MAX_VEC [1024], on sm_90 unless set.
-  static const WideKnobs wide = wide_knobs("LTX_RMS_WIDE", 2, 1024);
-  if (vec_ok && p.x_rows.fast && p.out_rows.fast && (!ADD || p.res_rows.fast) &&
-      wide_wanted(wide, launch.preload, p.D / V, p.rows)) {
-    const WideConfig c = wide_config(p.D / V);
-    p.group = c.group;
-    p.group_log2 = c.group_log2;
-    p.rows_per_block = c.rows_per_block;
-    launch_wide(rms_norm_wide_kernel<T, W, O, ADD>, c, p.rows, p, stream);
-    return;
-  }
   if (vec_ok && stage_wanted(stage, launch.preload, p.D / V, p.rows) &&
       launch_rms_norm_staged<ADD>(p, stage, stream)) {
     return;

@@ -1,12 +1,10 @@
-"""The row kernels' staged and wide paths under the knobs that change which code runs
-(common/launch.cuh: StageKnobs, stage_config; common/wide.cuh: WideKnobs; adaln.cu:
-LTX_GATED_STAGE_Y).
+"""The row kernels' staged path under the knobs that change which code runs (common/launch.cuh:
+StageKnobs, stage_config; adaln.cu: LTX_GATED_STAGE_Y).
 
 The knobs are read once per process, so each setting runs the CUDA tests of rms_norm and adaln
 again in a child pytest with that environment: the defaults send only some shapes down the
-wide path (grids beyond one wave on sm_90, rows of at most 1024 vectors) and the staged path
-(where the wide one is off: other devices, or rows of at most 384 or 512 vectors, groups of at
-most 32 to 128 threads), and these settings send every shape of those tests down the paths the
+staged path (grids beyond one wave, rows of at most 384 or 512 vectors, groups of at most 32
+to 128 threads), and these settings send every shape of those tests down the paths the
 defaults leave out. CUDA only: on the CPU there is nothing the knobs change.
 """
 
@@ -21,14 +19,12 @@ import pytest
 from conftest import HAS_CUDA, ROOT
 
 OPS = ("LTX_STAGE", "LTX_ADALN_STAGE", "LTX_GATED_STAGE")
-WIDE = ("LTX_RMS_WIDE", "LTX_ADALN_WIDE", "LTX_GATED_WIDE")
-NO_WIDE = {k: "0" for k in WIDE}
 
 
 def every_op(mode="1", max_vec="1000000", max_group=None) -> dict[str, str]:
     """Every op's staged path in `mode` (1: every grid), for rows up to `max_vec` vectors, in
     groups of up to `max_group` threads (None: the op's default)."""
-    env = dict(NO_WIDE)
+    env = {}
     for op in OPS:
         env[op] = mode
         env[op + "_MAX_VEC"] = max_vec
@@ -44,14 +40,9 @@ SETTINGS = {
     # shared memory (block barriers inside the reductions).
     "several-warps": dict(every_op(max_group="256"), LTX_STAGE_VEC="1"),
     # The gated kernel as shipped (2 warps a row, y staged), at every grid.
-    "gated-defaults": dict(NO_WIDE, LTX_GATED_STAGE="1", LTX_GATED_STAGE_MAX_VEC="1000000"),
+    "gated-defaults": {"LTX_GATED_STAGE": "1", "LTX_GATED_STAGE_MAX_VEC": "1000000"},
     # The gated kernel with y read from global memory into the sum.
     "gated-y-read": dict(every_op(), LTX_GATED_STAGE_Y="0"),
-    # Every op's wide path at every grid (rows of up to 1024 vectors; longer ones keep the
-    # register path): short rows several a block, rows of 96 to 1024 vectors a block each.
-    "wide-every-grid": {k: "1" for k in WIDE},
-    # The wide path off everywhere: the staged and register paths at their own defaults.
-    "wide-off": dict(NO_WIDE),
 }
 # The child's selection: the reference tests of both files (every dtype, operand kind and row
 # count; not the misaligned layouts, whose scalar accesses are never staged), or for the
@@ -59,9 +50,8 @@ SETTINGS = {
 # workers): several-warps 1056 passed in 61 s, gated-defaults 440 passed in 41 s.
 _REF = "cuda and not misaligned and reference"
 _GATED = "cuda and not misaligned and (gated or rows_per_block or ltx)"
-_WIDE = "cuda and not misaligned and (reference or gated or rows_per_block or ltx or two_level)"
 SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
-          "gated-y-read": _GATED, "wide-every-grid": _WIDE, "wide-off": _WIDE}
+          "gated-y-read": _GATED}
 
 
 @pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device")

@@ -53,7 +53,19 @@ struct FastBcast {
   // The levels are unrolled over the fixed maximum, so that the struct is read in place from
   // the kernel parameters (a loop with a run-time bound would copy it to local memory).
   __host__ __device__ __forceinline__ int64_t offset(int64_t r) const {
-    if (fast) return offset_fast(r);
+    if (fast) {
+      uint32_t q = static_cast<uint32_t>(r);
+      int64_t off = 0;
+#pragma unroll
+      for (int d = 0; d < BcastRows::kMaxDims; ++d) {
+        if (d >= b.nd) break;
+        if (d == b.nd - 1) return off + static_cast<int64_t>(q) * b.stride[d];
+        const uint32_t next = div[d].div(q);
+        off += static_cast<int64_t>(q - next * static_cast<uint32_t>(b.size[d])) * b.stride[d];
+        q = next;
+      }
+      return off;
+    }
     int64_t off = 0;
 #pragma unroll
     for (int d = 0; d < BcastRows::kMaxDims; ++d) {
@@ -62,21 +74,6 @@ struct FastBcast {
       const int64_t q = r / b.size[d];
       off += (r - q * b.size[d]) * b.stride[d];
       r = q;
-    }
-    return off;
-  }
-
-  // offset() when `fast` (kernels that run only then call it: no 64-bit division in them).
-  __host__ __device__ __forceinline__ int64_t offset_fast(int64_t r) const {
-    uint32_t q = static_cast<uint32_t>(r);
-    int64_t off = 0;
-#pragma unroll
-    for (int d = 0; d < BcastRows::kMaxDims; ++d) {
-      if (d >= b.nd) break;
-      if (d == b.nd - 1) return off + static_cast<int64_t>(q) * b.stride[d];
-      const uint32_t next = div[d].div(q);
-      off += static_cast<int64_t>(q - next * static_cast<uint32_t>(b.size[d])) * b.stride[d];
-      q = next;
     }
     return off;
   }

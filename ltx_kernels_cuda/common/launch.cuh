@@ -22,15 +22,7 @@ struct TypeTag {
   using type = T;
 };
 
-inline Rows to_rows(const RowLayout& l) {
-  constexpr int64_t kLimit = int64_t{1} << 31;
-  Rows r{l.inner, l.outer_stride, l.inner_stride, FastDiv{0, 0}, false};
-  if (l.rows <= kLimit && l.inner >= 1 && l.inner < kLimit) {
-    r.inner_div = FastDiv::make(static_cast<uint32_t>(l.inner));
-    r.fast = true;
-  }
-  return r;
-}
+inline Rows to_rows(const RowLayout& l) { return Rows{l.inner, l.outer_stride, l.inner_stride}; }
 
 // How a row of `nvec` vectors is spread over threads: `group` threads per row, `chunks`
 // vectors per thread kept in registers (0: too long to keep, stream it twice), and

@@ -120,35 +120,6 @@ __device__ __forceinline__ void store_floats_shared(T* p, const float (&f)[N]) {
   *reinterpret_cast<Vec<T, N>*>(p) = round_vec<T, N>(f);
 }
 
-// The bits of a Vec<T, N> as 32-bit words, for values a kernel keeps across its reductions: a
-// Vec of 16-bit values, zero-initialized or live across branches, may be held one value a
-// register (PRMT-extended halves; the wide kernels spilled them at 32 registers), Bits two a
-// register. load_bits reads them as load_vec does; from_bits gives the Vec back.
-template <typename T, int N>
-struct alignas(sizeof(T) * N) Bits {
-  static_assert((sizeof(T) * N) % 4 == 0, "whole 32-bit words");
-  uint32_t w[sizeof(T) * N / 4];
-};
-
-template <typename T, int N>
-__device__ __forceinline__ Bits<T, N> load_bits(const T* p) {
-  return *reinterpret_cast<const Bits<T, N>*>(p);
-}
-
-template <typename T, int N>
-__device__ __forceinline__ Vec<T, N> from_bits(const Bits<T, N>& b) {
-  Vec<T, N> v;
-  memcpy(&v, &b, sizeof(v));
-  return v;
-}
-
-template <typename T, int N>
-__device__ __forceinline__ Bits<T, N> to_bits(const Vec<T, N>& v) {
-  Bits<T, N> b;
-  memcpy(&b, &v, sizeof(b));
-  return b;
-}
-
 // 16 bytes of T: 4 floats or 8 halves / bf16s.
 template <typename T>
 constexpr int kVec16 = 16 / static_cast<int>(sizeof(T));
