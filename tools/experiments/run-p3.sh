@@ -22,11 +22,10 @@ tail -3 "$OUT/ncu.log" | tee -a "$LOG"
 ncu --import "$OUT/ncu.ncu-rep" --page details > "$OUT/ncu-details.txt" 2>&1
 ncu --import "$OUT/ncu.ncu-rep" --page raw --csv --metrics \
   gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,\
-sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size,\
-launch__block_size,smsp__inst_executed.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,\
-smsp__average_warp_latency_issue_stalled_long_scoreboard,smsp__average_warp_latency_issue_stalled_barrier \
+dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,\
+launch__registers_per_thread,launch__grid_size,launch__block_size,smsp__inst_executed.sum \
   > "$OUT/ncu-summary.csv" 2>&1
-grep -E "^  [a-z_]+.*\(|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Size|Grid Size|Executed Ipc A|Issue Slots Busy|Theoretical Occupancy|Waves Per SM" \
+grep -E "^  [a-z_]+.*\(|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Size|Grid Size|Executed Ipc A|Issue Slots Busy|Theoretical Occupancy|Stall|One or More Eligible" \
   "$OUT/ncu-details.txt" | head -120 | tee -a "$LOG"
 rm -f "$OUT/ncu.ncu-rep"
 log done
