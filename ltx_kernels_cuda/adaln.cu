@@ -14,10 +14,9 @@
 // staged path instead (common/stage.cuh): x, the modulation rows and the affine copied to
 // shared memory by cp.async, one group of up to 32 threads per row working from there; a
 // modulation row shared by every row of a block (per sample, or one [D] row) is staged once
-// per block (or read from global memory where it is used: AdaLNParams::stage_mod).
-// gated_residual_adaln has the staged kernel too (launch_adaln says when it runs): x and y
-// staged (or y read from global memory: AdaLNParams::stage_y), x + y * gate replacing x in
-// shared memory.
+// per block. gated_residual_adaln has the staged kernel too (launch_adaln says when it runs):
+// x and y staged (or y read from global memory: AdaLNParams::stage_y), x + y * gate replacing
+// x in shared memory.
 //
 // scale, shift and gate broadcast against x's rows by strides (BcastRows): [D], [B,1,D] and
 // [B,S,D] for x [B,S,D] all read their row at an offset, nothing is materialized.
@@ -68,10 +67,6 @@ struct AdaLNParams {
   // Staged path with GATED: y copied in by cp.async as x is, or (false) read from global memory
   // into the sum, which takes x's place in shared memory either way.
   bool stage_y;
-  // Staged path: the modulation rows shared by a block's rows (per sample, or one [D] row)
-  // copied to shared memory once a block (true), or read from global memory where they are
-  // used (false: no slot; every block of an SM reads the same few rows, from L1 / L2).
-  bool stage_mod;
   float eps;
   bool layer;  // LayerNorm (subtract the mean) rather than RMSNorm: the kernel's LAYER
 };
@@ -302,15 +297,15 @@ __global__ void adaln_staged_kernel(const AdaLNParams<T, M, W> p) {
   const int tid = threadIdx.x, nthreads = blockDim.x;
   if (p.st_w.staged()) stage_row_async<W, VEC>(p.st_w, stage, 0, p.weight, tid, nthreads, nvec);
   if (p.st_b.staged()) stage_row_async<W, VEC>(p.st_b, stage, 0, p.bias, tid, nthreads, nvec);
-  if (p.st_scale.staged() && p.st_scale.row_stride == 0) {
+  if (p.st_scale.row_stride == 0) {
     stage_row_async<M, VEC>(p.st_scale, stage, 0, mod_src(p.scale, p.scale_b, p.st_scale),
                             tid, nthreads, nvec);
   }
-  if (p.st_shift.staged() && p.st_shift.row_stride == 0) {
+  if (p.st_shift.row_stride == 0) {
     stage_row_async<M, VEC>(p.st_shift, stage, 0, mod_src(p.shift, p.shift_b, p.st_shift),
                             tid, nthreads, nvec);
   }
-  if (has_gate && p.st_gate.staged() && p.st_gate.row_stride == 0) {
+  if (has_gate && p.st_gate.row_stride == 0) {
     stage_row_async<M, VEC>(p.st_gate, stage, 0, mod_src(p.gate, p.gate_b, p.st_gate),
                             tid, nthreads, nvec);
   }
@@ -357,9 +352,7 @@ __global__ void adaln_staged_kernel(const AdaLNParams<T, M, W> p) {
       // of it from 88 MB (launch_adaln).
       constexpr int kBatch = 2;
       const T* y = p.stage_y ? p.st_y.template at<T>(stage, sub) : p.y + p.y_rows.offset(row);
-      const M* sg = !has_gate               ? nullptr
-                    : p.st_gate.staged() ? p.st_gate.template at<M>(stage, sub)
-                                         : p.gate + p.gate_b.offset(row);
+      const M* sg = has_gate ? p.st_gate.template at<M>(stage, sub) : nullptr;
       for (int i0 = lane; i0 < nvec; i0 += kBatch * G) {
         Vec<T, VEC> xv[kBatch], yv[kBatch];
 #pragma unroll
@@ -412,10 +405,8 @@ __global__ void adaln_staged_kernel(const AdaLNParams<T, M, W> p) {
   ss = group_sum(ss, G, red, mask);
   const float inv = rsqrtf(ss / d + p.eps);
   if (active) {
-    const M* sc = p.st_scale.staged() ? p.st_scale.template at<M>(stage, sub)
-                                      : p.scale + p.scale_b.offset(row);
-    const M* sh = p.st_shift.staged() ? p.st_shift.template at<M>(stage, sub)
-                                      : p.shift + p.shift_b.offset(row);
+    const M* sc = p.st_scale.template at<M>(stage, sub);
+    const M* sh = p.st_shift.template at<M>(stage, sub);
     const W* w = p.st_w.staged() ? p.st_w.template at<W>(stage, 0) : nullptr;
     const W* b = p.st_b.staged() ? p.st_b.template at<W>(stage, 0) : nullptr;
 #pragma unroll 4
@@ -435,14 +426,13 @@ bool launch_adaln_staged(AdaLNParams<T, M, W>& p, const StageKnobs& k, cudaStrea
             wb = p.D * static_cast<int>(sizeof(W));
   const StageConfig c = stage_config(p.D / V, k, [&](int rpb) {
     StagePlan plan;
-    p.st_w = p.st_b = p.st_gate = p.st_y = p.st_scale = p.st_shift = StageSlot{};
+    p.st_w = p.st_b = p.st_gate = p.st_y = StageSlot{};
     if (p.weight != nullptr) plan.block(p.st_w, wb);
     if (p.bias != nullptr) plan.block(p.st_b, wb);
-    // A modulation row shared by the block's rows is staged once for the block (or, without
-    // stage_mod, not staged).
+    // A modulation row shared by the block's rows is staged once for the block.
     auto mod = [&](StageSlot& s, const FastBcast& b) {
       if (b.b.same_row_in_runs_of(rpb)) {
-        if (p.stage_mod) plan.block(s, mb);
+        plan.block(s, mb);
       } else {
         plan.per_row(s, mb);
       }
@@ -512,14 +502,8 @@ void launch_adaln(AdaLNParams<T, M, W> p, cudaStream_t stream) {
   static const StageKnobs stage = GATED ? stage_knobs("LTX_GATED_STAGE", 2, 384, 64, 24)
                                         : stage_knobs("LTX_ADALN_STAGE", 2, 384, 32);
   static const bool stage_y = env_int("LTX_GATED_STAGE_Y", 1, /*zero_turns_off=*/true) != 0;
-  // LTX_GATED_STAGE_MOD / LTX_ADALN_STAGE_MOD [1]: a block's shared modulation rows staged
-  // (0: read from global memory where they are used; AdaLNParams::stage_mod).
-  static const bool stage_mod =
-      env_int(GATED ? "LTX_GATED_STAGE_MOD" : "LTX_ADALN_STAGE_MOD", 1,
-              /*zero_turns_off=*/true) != 0;
   const bool staged = vec_ok && stage_wanted(stage, launch.preload, p.D / V, p.rows);
   p.stage_y = stage_y;
-  p.stage_mod = stage_mod;
   auto go = [&](auto layer_c) {
     if (staged &&
         launch_adaln_staged<GATED, decltype(layer_c)::value>(p, stage, stream)) {

@@ -1,5 +1,5 @@
 """The row kernels' staged path under the knobs that change which code runs (common/launch.cuh:
-StageKnobs, stage_config; adaln.cu: LTX_GATED_STAGE_Y, LTX_*_STAGE_MOD).
+StageKnobs, stage_config; adaln.cu: LTX_GATED_STAGE_Y).
 
 The knobs are read once per process, so each setting runs the CUDA tests of rms_norm and adaln
 again in a child pytest with that environment: the defaults send only some shapes down the
@@ -43,8 +43,6 @@ SETTINGS = {
     "gated-defaults": {"LTX_GATED_STAGE": "1", "LTX_GATED_STAGE_MAX_VEC": "1000000"},
     # The gated kernel with y read from global memory into the sum.
     "gated-y-read": dict(every_op(), LTX_GATED_STAGE_Y="0"),
-    # A block's shared modulation rows read from global memory, not staged (both AdaLN kernels).
-    "mod-read": dict(every_op(), LTX_GATED_STAGE_MOD="0", LTX_ADALN_STAGE_MOD="0"),
 }
 # The child's selection: the reference tests of both files (every dtype, operand kind and row
 # count; not the misaligned layouts, whose scalar accesses are never staged), or for the
@@ -52,9 +50,8 @@ SETTINGS = {
 # workers): several-warps 1056 passed in 61 s, gated-defaults 440 passed in 41 s.
 _REF = "cuda and not misaligned and reference"
 _GATED = "cuda and not misaligned and (gated or rows_per_block or ltx)"
-_MOD = "cuda and not misaligned and (reference or gated or rows_per_block or ltx or two_level)"
 SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
-          "gated-y-read": _GATED, "mod-read": _MOD}
+          "gated-y-read": _GATED}
 
 
 @pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device")
