@@ -41,3 +41,37 @@ prebuilt_faster() {
     { gsub(/ /, "", $2); gsub(/ /, "", $3); gsub(/ /, "", $4) }
     $2 == op && $3 == shape && $4 == dt { print ($7 + 0 < 1.0) ? b : a }' "$1"
 }
+
+# experiment_start NAME: what every device-call script (tools/experiments/run-*.sh) starts with:
+# LOG=$OUT/NAME.log, a work folder W=/tmp/NAME, log MESSAGE (a timestamped line on stdout and in
+# $LOG), the GPU's clocks and power limit, and the CPU build (the tests import it).
+experiment_start() {
+  LOG=$OUT/$1.log
+  W=/tmp/$1
+  mkdir -p "$W"
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.limit --format=csv \
+    | tee -a "$LOG"
+  python3 tools/build.py --backends cpu -j 16 2>&1 | tail -1 | tee -a "$LOG"
+}
+log() { echo "== $* ($(date +%T))" | tee -a "$LOG"; }
+
+# ncu_full CASE...: Nsight Compute (full set, clocks not locked) of tools/ncu_ops.py's cases
+# (op:shape) for the implementations in $NCU_IMPLS (ncu_ops.py's default when unset), into
+# $OUT/ncu-details.txt (every section) and $OUT/ncu-summary.csv (time, DRAM, occupancy,
+# registers, launch shape, instructions), the main lines of the details to $LOG; the report
+# itself is removed (too large to bring back).
+ncu_full() {
+  timeout "${NCU_LIMIT:-200}" ncu --clock-control none --nvtx --nvtx-include "prof/" --set full \
+    -o "$OUT/ncu" -f python3 tools/ncu_ops.py "$@" > "$OUT/ncu.log" 2>&1
+  echo "ncu rc $?" | tee -a "$LOG"
+  tail -3 "$OUT/ncu.log" | tee -a "$LOG"
+  ncu --import "$OUT/ncu.ncu-rep" --page details > "$OUT/ncu-details.txt" 2>&1
+  ncu --import "$OUT/ncu.ncu-rep" --page raw --csv --metrics \
+    gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,\
+dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,\
+launch__registers_per_thread,launch__grid_size,launch__block_size,smsp__inst_executed.sum \
+    > "$OUT/ncu-summary.csv" 2>&1
+  grep -E "^  [a-z_]+.*\(|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Size|Grid Size|Executed Ipc A|Issue Slots Busy|Theoretical Occupancy|Stall|One or More Eligible" \
+    "$OUT/ncu-details.txt" | head -120 | tee -a "$LOG"
+  rm -f "$OUT/ncu.ncu-rep"
+}

@@ -11,12 +11,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu_env.sh
 source tools/gpu_prebuilt.sh
-LOG=$OUT/p1.log
-W=/tmp/p1
-mkdir -p $W
-log() { echo "== $* ($(date +%T))" | tee -a "$LOG"; }
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.limit --format=csv | tee -a "$LOG"
-python3 tools/build.py --backends cpu -j 16 2>&1 | tail -1 | tee -a "$LOG"
+experiment_start p1
 AB_DTYPES=bf16 AB_SWEEP_LIMIT=70 prebuilt_ab S T \
   rms_norm,fused_add_rms_norm,adaln,adaln_per_token,gated_residual_adaln "$W" 2>&1 | tee -a "$LOG"
 tar -C $W -czf "$OUT/p1.tar.gz" .

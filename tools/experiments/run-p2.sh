@@ -15,12 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu_env.sh
 source tools/gpu_prebuilt.sh
-LOG=$OUT/p2.log
-W=/tmp/p2
-mkdir -p $W
-log() { echo "== $* ($(date +%T))" | tee -a "$LOG"; }
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.limit --format=csv | tee -a "$LOG"
-python3 tools/build.py --backends cpu -j 16 2>&1 | tail -1 | tee -a "$LOG"
+experiment_start p2
 use_prebuilt U | tee -a "$LOG"
 OPS=rms_norm,fused_add_rms_norm,adaln,gated_residual_adaln
 SETTINGS="bt128 bt256 bt512 modread"
