@@ -291,9 +291,9 @@ def test_strided_outputs(kernel, device, dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_two_level_rows_many(kernel, device, dtype, norm):
     """x, y and the outputs as `[S, B, D]` memory seen as `[B, S, D]` (rows at two strides),
-    with enough rows for CUDA's grids beyond one wave (the wide and staged paths, whose row
-    offsets divide by the inner level's size as a multiply and a shift), per-sample scale /
-    shift and per-token gate."""
+    with enough rows for CUDA's grids beyond one wave (the staged path, whose row offsets take
+    both levels; the existing two-level tests are one-wave grids), per-sample scale / shift and
+    per-token gate."""
     Bq, Sq, D = 3, 1500, 2048
     x, y = (torch.randn(Sq, Bq, D, dtype=dtype, device=device).transpose(0, 1)
             for _ in range(2))

@@ -96,9 +96,8 @@ def test_rms_norm_two_level_rows(kernel, device, dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_rms_norm_two_level_rows_many(kernel, device, dtype):
     """Per-head q norm on a fused QKV projection with enough rows for CUDA's grids beyond one
-    wave (the wide and staged paths: row offsets with the inner level's division as a multiply
-    and a shift), into a strided out; and fused_add_rms_norm on `[S, B, D]` memory seen as
-    `[B, S, D]`."""
+    wave (the staged path with rows at two strides; the test above is one wave), into a
+    strided out; and fused_add_rms_norm on `[S, B, D]` memory seen as `[B, S, D]`."""
     B, S, H, Dh = 2, 1024, 8, 128
     qkv = torch.randn(B, S, 3 * H * Dh, dtype=dtype, device=device)
     q = qkv[..., : H * Dh].unflatten(-1, (H, Dh))

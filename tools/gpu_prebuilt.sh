@@ -17,8 +17,9 @@ use_prebuilt() {
 }
 
 # prebuilt_ab A B OPS DIR: our kernels alone (benchmarks/sweep.py --impls ltx, in the dtypes
-# ${AB_DTYPES:-bf16,fp16}, the comma-separated OPS) from prebuilt A, B, A, B on one lease, into DIR/{A1,B1,A2,B2}; then
-# tools/ab_table.py of both sides (two runs each) into DIR/ab.md and on stdout.
+# ${AB_DTYPES:-bf16,fp16}, the comma-separated OPS) from prebuilt A, B, A, B on one lease, into
+# DIR/{A1,B1,A2,B2}; then tools/ab_table.py of both sides (two runs each) into DIR/ab.md and on
+# stdout.
 # ${AB_SWEEP_LIMIT:-60} seconds a sweep.
 prebuilt_ab() {
   local a=$1 b=$2 ops=$3 dir=$4 run side
@@ -26,8 +27,8 @@ prebuilt_ab() {
     for side in "$a" "$b"; do
       use_prebuilt "$side" > /dev/null || return 1
       echo "== $side run $run: ours, $ops ($(date +%T))"
-      timeout "${AB_SWEEP_LIMIT:-60}" python3 benchmarks/sweep.py --impls ltx --dtypes "${AB_DTYPES:-bf16,fp16}" \
-        --ops "$ops" --out "$dir/$side$run" 2>&1 | tail -1
+      timeout "${AB_SWEEP_LIMIT:-60}" python3 benchmarks/sweep.py --impls ltx \
+        --dtypes "${AB_DTYPES:-bf16,fp16}" --ops "$ops" --out "$dir/$side$run" 2>&1 | tail -1
     done
   done
   python3 tools/ab_table.py "$dir/${a}1/sweep.csv" "$dir/${a}2/sweep.csv" -- \
