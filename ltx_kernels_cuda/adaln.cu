@@ -74,10 +74,11 @@ struct AdaLNParams {
 // The row to normalize with GATED, from vectors as loaded: v = x + y * gate (x + y when
 // !has_gate) rounded to T. The product is kept apart from the sum (no FMA contraction), so that
 // the rounded residual stream is bit-identical to the CPU kernel's.
+// gated_sum_unrounded is the sum before that rounding (for callers that round it to T once).
 template <typename T, typename M, int VEC>
-__device__ __forceinline__ void gated_sum(const Vec<T, VEC>& xv, const Vec<T, VEC>& yv,
-                                          const Vec<M, VEC>& gv, bool has_gate,
-                                          float (&v)[VEC]) {
+__device__ __forceinline__ void gated_sum_unrounded(const Vec<T, VEC>& xv, const Vec<T, VEC>& yv,
+                                                    const Vec<M, VEC>& gv, bool has_gate,
+                                                    float (&v)[VEC]) {
   float yf[VEC];
   to_floats(xv, v);
   to_floats(yv, yf);
@@ -88,7 +89,16 @@ __device__ __forceinline__ void gated_sum(const Vec<T, VEC>& xv, const Vec<T, VE
     for (int i = 0; i < VEC; ++i) yf[i] = __fmul_rn(yf[i], g[i]);
   }
 #pragma unroll
-  for (int i = 0; i < VEC; ++i) v[i] = round_to<T>(v[i] + yf[i]);
+  for (int i = 0; i < VEC; ++i) v[i] = __fadd_rn(v[i], yf[i]);
+}
+
+template <typename T, typename M, int VEC>
+__device__ __forceinline__ void gated_sum(const Vec<T, VEC>& xv, const Vec<T, VEC>& yv,
+                                          const Vec<M, VEC>& gv, bool has_gate,
+                                          float (&v)[VEC]) {
+  gated_sum_unrounded<T, M, VEC>(xv, yv, gv, has_gate, v);
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) v[i] = round_to<T>(v[i]);
 }
 
 // Loads vector `idx` of the row to normalize: x, or with GATED the rounded x + y * gate, which
@@ -455,6 +465,172 @@ bool launch_adaln_staged(AdaLNParams<T, M, W>& p, const StageKnobs& k, cudaStrea
   return true;
 }
 
+// ---- the dense path: one vector a thread ----
+//
+// For rows of D back to back (x, out, and with GATED y and residual_out: a contiguous
+// [rows, D]) with every modulation operand a RunBcast (a [D] row, per sample or per token),
+// fewer than 2^31 elements and rows of at most 512 vectors: torch.compile's layout, specialized
+// as its kernels are. Each thread holds one 16-byte vector of its row and the operands for it;
+// a block is blockDim.y rows of blockDim.x threads (threadIdx.y the row, threadIdx.x the
+// vector: no division), and the row's sums are shuffles and one barrier each
+// (block_rows_sum). Offsets are 32-bit, the modulation's one multiply-shift each, 1 / D a
+// parameter, the affine and gate pointers checked once. Run P's generic one-vector kernel
+// (change 41, reverted) issued 2.3x the instructions of compile's at LTX's gated shape from
+// its run-time broadcast walks, 64-bit offsets and a division (PERFORMANCE.md).
+// AFFINE: weight or bias given (instances without it issue none of its predicated work).
+template <typename T, typename M, typename W>
+struct AdaLNDenseParams {
+  T* out;
+  T* residual_out;  // GATED only
+  const T* x;
+  const T* y;       // GATED only
+  const M* gate;    // GATED: or nullptr (x + y)
+  const M* scale;
+  const M* shift;
+  const W* weight;  // or nullptr
+  const W* bias;    // or nullptr
+  RunBcast gate_b, scale_b, shift_b;
+  uint32_t rows;
+  uint32_t D;
+  uint32_t nvec;  // D / VEC
+  float inv_d;    // 1 / D
+  float eps;
+};
+
+// Threads a block at most, and a register bound of 32 (4 blocks of 512 threads an SM, as
+// compile's kernel at 30 registers); 40 (3 blocks) for fp32 modulation of a 16-bit x, whose
+// three operand vectors are twice the registers (at 32 those instances spilled 24-48 bytes).
+constexpr int kDenseMaxThreads = 512;
+
+template <typename T, typename M, typename W, bool GATED, bool LAYER, bool AFFINE>
+__global__ void __launch_bounds__(kDenseMaxThreads, sizeof(M) > sizeof(T) ? 3 : 4)
+adaln_dense_kernel(const AdaLNDenseParams<T, M, W> p) {
+  constexpr int VEC = kVec16<T>;
+  __shared__ float red[LAYER ? 2 : 1][kDenseMaxThreads / 32];
+  const uint32_t row = blockIdx.x * blockDim.y + threadIdx.y;
+  const bool on = row < p.rows && threadIdx.x < p.nvec;
+  const uint32_t col = threadIdx.x * VEC;
+  const uint32_t at = row * p.D + col;  // in x, y, out and residual_out
+  const bool has_gate = GATED && p.gate != nullptr;
+  // Every load of the row's operands before the residual's store (a store the compiler cannot
+  // prove apart from them would order the loads written after it); the affine, shared by
+  // every row, is read where it is used.
+  Vec<T, VEC> xv, yv;
+  Vec<M, VEC> gv{}, scv, shv;
+  if (on) {
+    xv = load_vec<T, VEC>(p.x + at);
+    if constexpr (GATED) {
+      yv = load_vec<T, VEC>(p.y + at);
+      if (has_gate) gv = load_vec<M, VEC>(p.gate + p.gate_b.offset(row) + col);
+    }
+    scv = load_vec<M, VEC>(p.scale + p.scale_b.offset(row) + col);
+    shv = load_vec<M, VEC>(p.shift + p.shift_b.offset(row) + col);
+  }
+  float v[VEC];
+  float sum = 0.f, ss = 0.f;
+  if (on) {
+    if constexpr (GATED) {
+      // The sum rounded once into a vector, stored, and widened back (exact): fewer
+      // conversions than gated_sum's rounding of each element and the store's packing.
+      float s[VEC];
+      gated_sum_unrounded<T, M, VEC>(xv, yv, gv, has_gate, s);
+      const Vec<T, VEC> r = round_vec<T, VEC>(s);
+      store_vec<T, VEC>(p.residual_out + at, r);
+      to_floats(r, v);
+    } else {
+      to_floats(xv, v);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) v[i] = 0.f;
+  }
+  accumulate_row<VEC, LAYER>(v, sum, ss);
+  float mean = 0.f;
+  if constexpr (LAYER) {
+    mean = block_rows_sum(sum, red[0]) * p.inv_d;
+    if (on) {
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) {
+        const float dev = v[i] - mean;
+        ss += dev * dev;
+      }
+    }
+  }
+  ss = block_rows_sum(ss, red[LAYER ? 1 : 0]);
+  const float inv = rsqrtf(ss * p.inv_d + p.eps);
+  if (!on) return;
+  adaln_write<T, M, W, VEC, LAYER, /*PRELOAD=*/true>(
+      AFFINE ? p.weight : nullptr, AFFINE ? p.bias : nullptr, p.out + row * p.D, nullptr,
+      nullptr, threadIdx.x, v, mean, inv, scv, shv);
+}
+
+// When the dense path runs (read once from the environment as VAR and VAR_MAX_VEC; VAR:
+// LTX_ADALN_DENSE, LTX_GATED_DENSE): `mode` 0 never, 1 every grid, 2 grids beyond one wave;
+// rows of at most `max_vec` (<= 512) vectors. Taken on sm_90 and newer, or on any device when
+// VAR is set. LTX_DENSE_BLOCK_THREADS [512]: a block's threads (its rows), compile's at LTX's
+// shape.
+struct DenseKnobs {
+  int mode;
+  int max_vec;
+  bool forced;
+};
+
+inline DenseKnobs dense_knobs(const std::string& var, int mode) {
+  DenseKnobs k;
+  k.forced = std::getenv(var.c_str()) != nullptr;
+  k.mode = env_int(var.c_str(), mode, /*zero_turns_off=*/true);
+  k.max_vec = std::min(kDenseMaxThreads, env_int((var + "_MAX_VEC").c_str(), kDenseMaxThreads));
+  return k;
+}
+
+// Launches the dense kernel when the knobs want it and the tensors allow it (true), else
+// returns false.
+template <bool GATED, bool LAYER, typename T, typename M, typename W>
+bool launch_adaln_dense(const AdaLNParams<T, M, W>& p, const DenseKnobs& k, bool one_wave,
+                        cudaStream_t stream) {
+  constexpr int V = kVec16<T>;
+  const int nvec = p.D / V;
+  if (k.mode <= 0 || (k.mode == 2 && one_wave) || nvec > k.max_vec || nvec < 1) return false;
+  if (!k.forced && device_attr<cudaDevAttrComputeCapabilityMajor>() < 9) return false;
+  const int64_t D = p.D;
+  auto dense = [&](const Rows& r) { return r.inner == 1 && r.outer_stride == D; };
+  if (!dense(p.x_rows) || !dense(p.out_rows) || p.rows * D >= (int64_t{1} << 31)) return false;
+  if (GATED && (!dense(p.y_rows) || !dense(p.res_rows))) return false;
+  AdaLNDenseParams<T, M, W> d{};
+  if (!run_bcast(p.scale_b.b, p.rows, D, d.scale_b) ||
+      !run_bcast(p.shift_b.b, p.rows, D, d.shift_b)) {
+    return false;
+  }
+  if (GATED && p.gate != nullptr && !run_bcast(p.gate_b.b, p.rows, D, d.gate_b)) return false;
+  const int width = nvec <= 32 ? next_pow2(nvec) : (nvec + 31) / 32 * 32;
+  static const int block_threads =
+      std::clamp(env_int("LTX_DENSE_BLOCK_THREADS", 512), 32, kDenseMaxThreads);
+  const int rows_per_block = std::max(1, block_threads / width);
+  d.out = p.out;
+  d.residual_out = p.residual_out;
+  d.x = p.x;
+  d.y = p.y;
+  d.gate = p.gate;
+  d.scale = p.scale;
+  d.shift = p.shift;
+  d.weight = p.weight;
+  d.bias = p.bias;
+  d.rows = static_cast<uint32_t>(p.rows);
+  d.D = static_cast<uint32_t>(p.D);
+  d.nvec = static_cast<uint32_t>(nvec);
+  d.inv_d = 1.f / static_cast<float>(p.D);
+  d.eps = p.eps;
+  const auto blocks = static_cast<unsigned>((p.rows + rows_per_block - 1) / rows_per_block);
+  const dim3 block(width, rows_per_block);
+  if (p.weight != nullptr || p.bias != nullptr) {
+    adaln_dense_kernel<T, M, W, GATED, LAYER, true><<<blocks, block, 0, stream>>>(d);
+  } else {
+    adaln_dense_kernel<T, M, W, GATED, LAYER, false><<<blocks, block, 0, stream>>>(d);
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return true;
+}
+
 inline bool rows_multiple_of(const Rows& r, int v) {
   return r.outer_stride % v == 0 && r.inner_stride % v == 0;
 }
@@ -504,7 +680,15 @@ void launch_adaln(AdaLNParams<T, M, W> p, cudaStream_t stream) {
   static const bool stage_y = env_int("LTX_GATED_STAGE_Y", 1, /*zero_turns_off=*/true) != 0;
   const bool staged = vec_ok && stage_wanted(stage, launch.preload, p.D / V, p.rows);
   p.stage_y = stage_y;
+  // The dense path (DenseKnobs): LTX_ADALN_DENSE / LTX_GATED_DENSE [2: beyond one wave],
+  // _MAX_VEC [512]; before the staged path where it applies.
+  static const DenseKnobs dense = GATED ? dense_knobs("LTX_GATED_DENSE", 2)
+                                        : dense_knobs("LTX_ADALN_DENSE", 2);
   auto go = [&](auto layer_c) {
+    if (vec_ok &&
+        launch_adaln_dense<GATED, decltype(layer_c)::value>(p, dense, launch.preload, stream)) {
+      return;
+    }
     if (staged &&
         launch_adaln_staged<GATED, decltype(layer_c)::value>(p, stage, stream)) {
       return;

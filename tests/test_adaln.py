@@ -307,6 +307,53 @@ def test_two_level_rows_many(kernel, device, dtype, norm):
     assert_close(h, ref_adaln(x_new, scale, shift, norm))
 
 
+# (gate, scale / shift broadcast, their dtype, affine) for the dense path's test: the LTX cases
+# (per-sample and per-token modulation, no affine), [D] rows with the affine, fp32 operands, and
+# a `[1, S, D]` modulation (rows at `r % S`: not one RunBcast, so the launcher falls back to the
+# other paths; still checked).
+DENSE_CASES = [
+    pytest.param("sample", "sample", "same", "none", id="ltx-sample"),
+    pytest.param("token", "token", "same", "none", id="ltx-token"),
+    pytest.param(None, "D", "fp32", "wb32", id="nogate-D-fp32-wb32"),
+    pytest.param("D", "seq", "same", "w", id="gate_D-seq-w"),
+]
+
+
+@pytest.mark.parametrize("gkind,mkind,mdtype,akind", DENSE_CASES)
+@pytest.mark.parametrize("D", [64, 1000, 2048, 4096, 5120])
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dense_rows_many(kernel, device, dtype, norm, D, gkind, mkind, mdtype, akind):
+    """Contiguous x with enough rows for CUDA's grids beyond one wave, where the dense path (one
+    vector a thread, adaln.cu) runs at the defaults on sm_90: rows of 8 to 640 vectors (D =
+    1000: lanes past the row's end; 5120: over its cap, the staged path), a row count no block
+    size divides, every modulation form, the affine. Every output element written."""
+    if device.type != "cuda":
+        pytest.skip("CUDA: the dense path's grids (the CPU kernels have no such path)")
+    Bq, Sq = 3, 1367
+    x, y = (torch.randn(Bq, Sq, D, dtype=dtype, device=device) for _ in range(2))
+    mdt = torch.float32 if mdtype == "fp32" else dtype
+
+    def mod(kind):
+        if kind == "seq":
+            return (0.5 * torch.randn(1, Sq, D, device=device)).to(mdt)
+        return make_mod(kind, (Bq, Sq), D, mdt, device)
+
+    scale, shift = mod(mkind), mod(mkind)
+    gate = mod(gkind) if gkind else None
+    w, b = make_affine(akind, D, dtype, device)
+    out = poisoned(x.shape, dtype, device)
+    kernel.adaln(x, scale, shift, norm=norm, weight=w, bias=b, out=out)
+    assert_close(out, ref_adaln(x, scale, shift, norm, w, b, 1e-6))
+    res = poisoned(x.shape, dtype, device)
+    x_new, h = kernel.gated_residual_adaln(x, y, gate, scale, shift, norm=norm, weight=w, bias=b,
+                                           out=out, residual_out=res)
+    assert_close(x_new, ref_residual(x, y, gate))
+    assert torch.equal(kernel.gated_residual(x, y, gate if gate is not None else
+                                             torch.ones(D, dtype=mdt, device=device)), x_new)
+    assert_close(h, ref_adaln(x_new, scale, shift, norm, w, b, 1e-6))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_three_level_rows_and_4d(kernel, device, dtype):
     """x with rows at three strides (copied to contiguous rows, still correct), and a 4-d x

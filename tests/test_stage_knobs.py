@@ -1,11 +1,12 @@
-"""The row kernels' staged path under the knobs that change which code runs (common/launch.cuh:
-StageKnobs, stage_config; adaln.cu: LTX_GATED_STAGE_Y).
+"""The row kernels' staged and dense paths under the knobs that change which code runs
+(common/launch.cuh: StageKnobs, stage_config; adaln.cu: LTX_GATED_STAGE_Y, DenseKnobs).
 
 The knobs are read once per process, so each setting runs the CUDA tests of rms_norm and adaln
 again in a child pytest with that environment: the defaults send only some shapes down the
 staged path (grids beyond one wave, rows of at most 384 or 512 vectors, groups of at most 32
-to 128 threads), and these settings send every shape of those tests down the paths the
-defaults leave out. CUDA only: on the CPU there is nothing the knobs change.
+to 128 threads) and only dense rows beyond one wave down the AdaLN kernels' dense path, and
+these settings send every shape of those tests down the paths the defaults leave out. CUDA
+only: on the CPU there is nothing the knobs change.
 """
 
 from __future__ import annotations
@@ -19,12 +20,15 @@ import pytest
 from conftest import HAS_CUDA, ROOT
 
 OPS = ("LTX_STAGE", "LTX_ADALN_STAGE", "LTX_GATED_STAGE")
+# The staged settings turn the AdaLN kernels' dense path off: it runs before the staged one
+# where it applies (dense rows beyond one wave on sm_90).
+NO_DENSE = {"LTX_ADALN_DENSE": "0", "LTX_GATED_DENSE": "0"}
 
 
 def every_op(mode="1", max_vec="1000000", max_group=None) -> dict[str, str]:
     """Every op's staged path in `mode` (1: every grid), for rows up to `max_vec` vectors, in
     groups of up to `max_group` threads (None: the op's default)."""
-    env = {}
+    env = dict(NO_DENSE)
     for op in OPS:
         env[op] = mode
         env[op + "_MAX_VEC"] = max_vec
@@ -40,9 +44,16 @@ SETTINGS = {
     # shared memory (block barriers inside the reductions).
     "several-warps": dict(every_op(max_group="256"), LTX_STAGE_VEC="1"),
     # The gated kernel as shipped (2 warps a row, y staged), at every grid.
-    "gated-defaults": {"LTX_GATED_STAGE": "1", "LTX_GATED_STAGE_MAX_VEC": "1000000"},
+    "gated-defaults": {"LTX_GATED_STAGE": "1", "LTX_GATED_STAGE_MAX_VEC": "1000000", **NO_DENSE},
     # The gated kernel with y read from global memory into the sum.
     "gated-y-read": dict(every_op(), LTX_GATED_STAGE_Y="0"),
+    # The AdaLN kernels' dense path at every grid it applies to (dense rows of at most 512
+    # vectors, on any device), in blocks of 512 threads (several rows a block below 512
+    # vectors) and of one row (32 threads asked for: one row of 32 or more, or 32 threads of
+    # shorter rows).
+    "dense-every-grid": {"LTX_ADALN_DENSE": "1", "LTX_GATED_DENSE": "1"},
+    "dense-row-blocks": {"LTX_ADALN_DENSE": "1", "LTX_GATED_DENSE": "1",
+                         "LTX_DENSE_BLOCK_THREADS": "32"},
 }
 # The child's selection: the reference tests of both files (every dtype, operand kind and row
 # count; not the misaligned layouts, whose scalar accesses are never staged), or for the
@@ -50,8 +61,12 @@ SETTINGS = {
 # workers): several-warps 1056 passed in 61 s, gated-defaults 440 passed in 41 s.
 _REF = "cuda and not misaligned and reference"
 _GATED = "cuda and not misaligned and (gated or rows_per_block or ltx)"
+_DENSE = "cuda and not misaligned"
 SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
-          "gated-y-read": _GATED}
+          "gated-y-read": _GATED, "dense-every-grid": _DENSE, "dense-row-blocks": _DENSE}
+# The test files of each setting: the dense path is the AdaLN kernels' only.
+FILES = {name: ["tests/test_adaln.py"] if name.startswith("dense") else
+         ["tests/test_rms_norm.py", "tests/test_adaln.py"] for name in SETTINGS}
 
 
 @pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device")
@@ -66,7 +81,7 @@ def test_staged_paths_under_knobs(setting):
     except ImportError:
         workers = []
     cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *workers,
-           "-k", SELECT[setting], "tests/test_rms_norm.py", "tests/test_adaln.py"]
+           "-k", SELECT[setting], *FILES[setting]]
     r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     tail = "\n".join((r.stdout + r.stderr).splitlines()[-40:])
     assert r.returncode == 0, f"{setting} ({SETTINGS[setting]}):\n{tail}"

@@ -76,3 +76,29 @@ launch__registers_per_thread,launch__grid_size,launch__block_size,smsp__inst_exe
     "$OUT/ncu-details.txt" | head -120 | tee -a "$LOG"
   rm -f "$OUT/ncu.ncu-rep"
 }
+
+# run_tests NAME LIMIT PYTEST_ARGS...: pytest (quiet, no cache, failures listed) under a
+# timeout of LIMIT seconds (SIGINT, so that the summary still prints) into $OUT/NAME.log; the
+# failures and the summary line to $LOG.
+run_tests() {
+  local name=$1 limit=$2
+  shift 2
+  timeout -s INT "$limit" python3 -m pytest -q -p no:cacheprovider -rf "$@" > "$OUT/$name.log" 2>&1
+  grep -E "FAILED|ERROR|passed|failed|Interrupted" "$OUT/$name.log" | tail -30 | tee -a "$LOG"
+}
+
+# sanitize NAME LIMIT FAMILY...: compute-sanitizer memcheck and racecheck of
+# tools/sanitize_ops.py FAMILY... (in the caller's environment: knobs pick the paths), each
+# under LIMIT seconds, into $OUT/sanitize-{memcheck,racecheck}-NAME.log; the summaries to $LOG.
+sanitize() {
+  local name=$1 limit=$2 tool
+  shift 2
+  for tool in memcheck racecheck; do
+    log "compute-sanitizer $tool ($name): $*"
+    timeout "$limit" compute-sanitizer --tool $tool python3 tools/sanitize_ops.py "$@" \
+      > "$OUT/sanitize-$tool-$name.log" 2>&1
+    echo "rc $?" | tee -a "$LOG"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize_ops:|Error" "$OUT/sanitize-$tool-$name.log" \
+      | tail -5 | tee -a "$LOG"
+  done
+}

@@ -95,4 +95,38 @@ inline FastBcast fast_bcast(const BcastRows& b, int64_t rows) {
   return f;
 }
 
+// An operand whose row for x row r starts at (r / run) * stride, in 32 bits: one [D] row for
+// every row (stride 0), one row per run of `run` rows (a per-sample [B, 1, D] row for x
+// [B, S, D]: run S), or one per row (run 1). The dense row kernels (adaln.cu) take it instead of
+// FastBcast's walk over broadcast levels: one high multiply, an add, a shift and a multiply.
+struct RunBcast {
+  FastDiv run;
+  uint32_t stride;
+
+  __host__ __device__ __forceinline__ uint32_t offset(uint32_t r) const {
+    return run.div(r) * stride;
+  }
+};
+
+// `b` as a RunBcast for row indices 0 <= r < rows of `D` elements, when it has that form
+// (every level but the outermost broadcast) and every element it reads lies below 2^31.
+inline bool run_bcast(const BcastRows& b, int64_t rows, int64_t D, RunBcast& out) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  int64_t run = 1, stride = 0;
+  if (b.nd > 0) {
+    for (int d = 0; d + 1 < b.nd; ++d) {
+      if (b.stride[d] != 0) return false;
+      run *= b.size[d];
+      if (run >= kLimit) return false;
+    }
+    stride = b.stride[b.nd - 1];
+  }
+  if (stride < 0 || rows < 1 || rows > kLimit || run < 1) return false;
+  if (stride == 0) run = 1;
+  if (((rows - 1) / run) * stride + D > kLimit) return false;
+  out.run = FastDiv::make(static_cast<uint32_t>(run));
+  out.stride = static_cast<uint32_t>(stride);
+  return true;
+}
+
 }  // namespace ltx
