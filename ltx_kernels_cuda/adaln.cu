@@ -564,30 +564,34 @@ adaln_dense_kernel(const AdaLNDenseParams<T, M, W> p) {
       nullptr, threadIdx.x, v, mean, inv, scv, shv);
 }
 
-// When the dense path runs (read once from the environment as VAR and VAR_MAX_VEC; VAR:
-// LTX_ADALN_DENSE, LTX_GATED_DENSE): `mode` 0 never, 1 every grid, 2 grids beyond one wave;
-// rows of at most `max_vec` (<= 512) vectors. Taken on sm_90 and newer, or on any device when
-// VAR is set. LTX_DENSE_BLOCK_THREADS [512]: a block's threads (its rows), compile's at LTX's
-// shape.
+// When the dense path runs (read once from the environment as VAR, VAR_MAX_VEC and VAR_MAX_MB;
+// VAR: LTX_ADALN_DENSE, LTX_GATED_DENSE): `mode` 0 never, 1 every grid, 2 grids beyond one
+// wave; rows of at most `max_vec` (<= 512) vectors; `max_mb` > 0: where the staged path would
+// run and the modulation is shared by rows (a [D] row, or per sample), only while x is at most
+// that many MB (0: no limit). Taken on sm_90 and newer, or on any device when VAR is set.
+// LTX_DENSE_BLOCK_THREADS [512]: a block's threads (its rows), compile's at LTX's shape.
 struct DenseKnobs {
   int mode;
   int max_vec;
+  int max_mb;
   bool forced;
 };
 
-inline DenseKnobs dense_knobs(const std::string& var, int mode) {
+inline DenseKnobs dense_knobs(const std::string& var, int mode, int max_mb) {
   DenseKnobs k;
   k.forced = std::getenv(var.c_str()) != nullptr;
   k.mode = env_int(var.c_str(), mode, /*zero_turns_off=*/true);
   k.max_vec = std::min(kDenseMaxThreads, env_int((var + "_MAX_VEC").c_str(), kDenseMaxThreads));
+  k.max_mb = env_int((var + "_MAX_MB").c_str(), max_mb, /*zero_turns_off=*/true);
   return k;
 }
 
 // Launches the dense kernel when the knobs want it and the tensors allow it (true), else
 // returns false.
+// `staged`: the staged path would run otherwise (for DenseKnobs::max_mb).
 template <bool GATED, bool LAYER, typename T, typename M, typename W>
 bool launch_adaln_dense(const AdaLNParams<T, M, W>& p, const DenseKnobs& k, bool one_wave,
-                        cudaStream_t stream) {
+                        bool staged, cudaStream_t stream) {
   constexpr int V = kVec16<T>;
   const int nvec = p.D / V;
   if (k.mode <= 0 || (k.mode == 2 && one_wave) || nvec > k.max_vec || nvec < 1) return false;
@@ -602,6 +606,12 @@ bool launch_adaln_dense(const AdaLNParams<T, M, W>& p, const DenseKnobs& k, bool
     return false;
   }
   if (GATED && p.gate != nullptr && !run_bcast(p.gate_b.b, p.rows, D, d.gate_b)) return false;
+  // One modulation row per x row: one level (runs of one row), not broadcast.
+  auto per_row = [](const BcastRows& b) { return b.nd == 1 && b.stride[0] != 0; };
+  if (staged && k.max_mb > 0 && !per_row(p.scale_b.b) && !per_row(p.shift_b.b) &&
+      p.rows * D * static_cast<int64_t>(sizeof(T)) > (int64_t{k.max_mb} << 20)) {
+    return false;
+  }
   const int width = nvec <= 32 ? next_pow2(nvec) : (nvec + 31) / 32 * 32;
   static const int block_threads =
       std::clamp(env_int("LTX_DENSE_BLOCK_THREADS", 512), 32, kDenseMaxThreads);
@@ -680,13 +690,21 @@ void launch_adaln(AdaLNParams<T, M, W> p, cudaStream_t stream) {
   static const bool stage_y = env_int("LTX_GATED_STAGE_Y", 1, /*zero_turns_off=*/true) != 0;
   const bool staged = vec_ok && stage_wanted(stage, launch.preload, p.D / V, p.rows);
   p.stage_y = stage_y;
-  // The dense path (DenseKnobs): LTX_ADALN_DENSE / LTX_GATED_DENSE [2: beyond one wave],
-  // _MAX_VEC [512]; before the staged path where it applies.
-  static const DenseKnobs dense = GATED ? dense_knobs("LTX_GATED_DENSE", 2)
-                                        : dense_knobs("LTX_ADALN_DENSE", 2);
+  // The dense path (DenseKnobs), before the staged path where it applies: LTX_ADALN_DENSE /
+  // LTX_GATED_DENSE [1: every grid], _MAX_VEC [512], _MAX_MB [adaln 32, gated 0]. Run Q (H200,
+  // against the staged and register paths, two runs a side): gated_residual_adaln 4-28% faster
+  // at every shape of the table in bf16 and fp16 (2x2688x2048 31.0 -> 27.8 us, 2x2688x4096
+  // 59.6 -> 48.6, 1x1024x2048 12.1 -> 10.0), adaln per token 3-9%; adaln with shared
+  // modulation 2-12% faster up to 22 MB of x (1x1024x2048 8.6 -> 7.6, 2x2688x2048 19.1 ->
+  // 18.7) and at D = 4096 (over the staged path's cap: 34.2 -> 31.1), level at 17 MB, but 2-8%
+  // slower from 50 MB where the staged path runs (4x4096x3072 57.1 -> 61.7): with x the row's
+  // only stream, one 16-byte vector a thread keeps too few bytes in flight over many waves.
+  static const DenseKnobs dense = GATED ? dense_knobs("LTX_GATED_DENSE", 1, 0)
+                                        : dense_knobs("LTX_ADALN_DENSE", 1, 32);
   auto go = [&](auto layer_c) {
     if (vec_ok &&
-        launch_adaln_dense<GATED, decltype(layer_c)::value>(p, dense, launch.preload, stream)) {
+        launch_adaln_dense<GATED, decltype(layer_c)::value>(p, dense, launch.preload, staged,
+                                                            stream)) {
       return;
     }
     if (staged &&

@@ -324,10 +324,10 @@ DENSE_CASES = [
 @pytest.mark.parametrize("norm", NORMS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_dense_rows_many(kernel, device, dtype, norm, D, gkind, mkind, mdtype, akind):
-    """Contiguous x with enough rows for CUDA's grids beyond one wave, where the dense path (one
-    vector a thread, adaln.cu) runs at the defaults on sm_90: rows of 8 to 640 vectors (D =
-    1000: lanes past the row's end; 5120: over its cap, the staged path), a row count no block
-    size divides, every modulation form, the affine. Every output element written."""
+    """Contiguous x with enough rows for CUDA's grids of several waves, down the dense path (one
+    vector a thread, adaln.cu) at the defaults on sm_90: rows of 8 to 640 vectors (D = 1000:
+    lanes past the row's end; 5120: over its cap, the other paths), a row count no block size
+    divides, every modulation form, the affine. Every output element written."""
     if device.type != "cuda":
         pytest.skip("CUDA: the dense path's grids (the CPU kernels have no such path)")
     Bq, Sq = 3, 1367

@@ -4,9 +4,10 @@
 The knobs are read once per process, so each setting runs the CUDA tests of rms_norm and adaln
 again in a child pytest with that environment: the defaults send only some shapes down the
 staged path (grids beyond one wave, rows of at most 384 or 512 vectors, groups of at most 32
-to 128 threads) and only dense rows beyond one wave down the AdaLN kernels' dense path, and
-these settings send every shape of those tests down the paths the defaults leave out. CUDA
-only: on the CPU there is nothing the knobs change.
+to 128 threads), the AdaLN kernels' dense path takes contiguous rows of up to 512 vectors
+first (on sm_90; plain adaln with shared modulation only up to 32 MB of x), and these
+settings send every shape of those tests down the paths the defaults leave out. CUDA only: on
+the CPU there is nothing the knobs change.
 """
 
 from __future__ import annotations
@@ -48,12 +49,13 @@ SETTINGS = {
     # The gated kernel with y read from global memory into the sum.
     "gated-y-read": dict(every_op(), LTX_GATED_STAGE_Y="0"),
     # The AdaLN kernels' dense path at every grid it applies to (dense rows of at most 512
-    # vectors, on any device), in blocks of 512 threads (several rows a block below 512
+    # vectors, on any device, at any size of x), in blocks of 512 threads (several rows a block below 512
     # vectors) and of one row (32 threads asked for: one row of 32 or more, or 32 threads of
     # shorter rows).
-    "dense-every-grid": {"LTX_ADALN_DENSE": "1", "LTX_GATED_DENSE": "1"},
+    "dense-every-grid": {"LTX_ADALN_DENSE": "1", "LTX_GATED_DENSE": "1",
+                         "LTX_ADALN_DENSE_MAX_MB": "0"},
     "dense-row-blocks": {"LTX_ADALN_DENSE": "1", "LTX_GATED_DENSE": "1",
-                         "LTX_DENSE_BLOCK_THREADS": "32"},
+                         "LTX_ADALN_DENSE_MAX_MB": "0", "LTX_DENSE_BLOCK_THREADS": "32"},
 }
 # The child's selection: the reference tests of both files (every dtype, operand kind and row
 # count; not the misaligned layouts, whose scalar accesses are never staged), or for the
@@ -61,9 +63,14 @@ SETTINGS = {
 # workers): several-warps 1056 passed in 61 s, gated-defaults 440 passed in 41 s.
 _REF = "cuda and not misaligned and reference"
 _GATED = "cuda and not misaligned and (gated or rows_per_block or ltx)"
-_DENSE = "cuda and not misaligned"
+# For the dense settings the layouts it takes (contiguous rows; the views of the LTX and
+# operand tests), not the long rows it never takes nor the many-row test that runs it at the
+# defaults; in one-row blocks the reference tests. Run Q (H200, 14 workers): the whole CUDA
+# selection of test_adaln.py took over 150 s a setting.
+_DENSE = "cuda and not misaligned and not strided and not dense_rows_many and not long_rows"
 SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
-          "gated-y-read": _GATED, "dense-every-grid": _DENSE, "dense-row-blocks": _DENSE}
+          "gated-y-read": _GATED, "dense-every-grid": _DENSE,
+          "dense-row-blocks": "cuda and contiguous and reference"}
 # The test files of each setting: the dense path is the AdaLN kernels' only.
 FILES = {name: ["tests/test_adaln.py"] if name.startswith("dense") else
          ["tests/test_rms_norm.py", "tests/test_adaln.py"] for name in SETTINGS}
