@@ -18,6 +18,11 @@
 // x and y staged (or y read from global memory: AdaLNParams::stage_y), x + y * gate replacing
 // x in shared memory.
 //
+// On sm_90, contiguous rows of at most 512 16-byte vectors whose modulation is a [D] row, per
+// sample or per token take the dense path before either (adaln_dense_kernel: one vector a
+// thread, torch.compile's layout with its set-up specialized away; plain adaln with shared
+// modulation only up to 32 MB of x, beyond which the staged path is faster).
+//
 // scale, shift and gate broadcast against x's rows by strides (BcastRows): [D], [B,1,D] and
 // [B,S,D] for x [B,S,D] all read their row at an offset, nothing is materialized.
 //
