@@ -38,6 +38,7 @@
 
 #include "common/op_checks.h"
 #include "torch-ext/torch_binding.h"
+#include "ltx_kernels_cuda/common/dense.cuh"
 #include "ltx_kernels_cuda/common/dispatch.cuh"
 #include "ltx_kernels_cuda/common/fast_rows.cuh"
 #include "ltx_kernels_cuda/common/launch.cuh"
@@ -502,10 +503,9 @@ struct AdaLNDenseParams {
   float eps;
 };
 
-// Threads a block at most, and a register bound of 32 (4 blocks of 512 threads an SM, as
-// compile's kernel at 30 registers); 40 (3 blocks) for fp32 modulation of a 16-bit x, whose
-// three operand vectors are twice the registers (at 32 those instances spilled 24-48 bytes).
-constexpr int kDenseMaxThreads = 512;
+// A register bound of 32 (4 blocks of kDenseMaxThreads an SM, as compile's kernel at 30
+// registers); 40 (3 blocks) for fp32 modulation of a 16-bit x, whose three operand vectors are
+// twice the registers (at 32 those instances spilled 24-48 bytes).
 
 template <typename T, typename M, typename W, bool GATED, bool LAYER, bool AFFINE>
 __global__ void __launch_bounds__(kDenseMaxThreads, sizeof(M) > sizeof(T) ? 3 : 4)
@@ -569,38 +569,20 @@ adaln_dense_kernel(const AdaLNDenseParams<T, M, W> p) {
       nullptr, threadIdx.x, v, mean, inv, scv, shv);
 }
 
-// When the dense path runs (read once from the environment as VAR, VAR_MAX_VEC and VAR_MAX_MB;
-// VAR: LTX_ADALN_DENSE, LTX_GATED_DENSE): `mode` 0 never, 1 every grid, 2 grids beyond one
-// wave; rows of at most `max_vec` (<= 512) vectors; `max_mb` > 0: where the staged path would
+// When the dense path runs (DenseKnobs, common/dense.cuh; VAR: LTX_ADALN_DENSE,
+// LTX_GATED_DENSE): rows of at most 512 vectors; `max_mb` > 0: where the staged path would
 // run and the modulation is shared by rows (a [D] row, or per sample), only while x is at most
-// that many MB (0: no limit). Taken on sm_90 and newer, or on any device when VAR is set.
-// LTX_DENSE_BLOCK_THREADS [512]: a block's threads (its rows), compile's at LTX's shape.
-struct DenseKnobs {
-  int mode;
-  int max_vec;
-  int max_mb;
-  bool forced;
-};
-
-inline DenseKnobs dense_knobs(const std::string& var, int mode, int max_mb) {
-  DenseKnobs k;
-  k.forced = std::getenv(var.c_str()) != nullptr;
-  k.mode = env_int(var.c_str(), mode, /*zero_turns_off=*/true);
-  k.max_vec = std::min(kDenseMaxThreads, env_int((var + "_MAX_VEC").c_str(), kDenseMaxThreads));
-  k.max_mb = env_int((var + "_MAX_MB").c_str(), max_mb, /*zero_turns_off=*/true);
-  return k;
-}
-
+// that many MB (0: no limit). LTX_DENSE_BLOCK_THREADS [512]: a block's threads (its rows),
+// compile's at LTX's shape.
+//
 // Launches the dense kernel when the knobs want it and the tensors allow it (true), else
-// returns false.
-// `staged`: the staged path would run otherwise (for DenseKnobs::max_mb).
+// returns false. `staged`: the staged path would run otherwise (for DenseKnobs::max_mb).
 template <bool GATED, bool LAYER, typename T, typename M, typename W>
 bool launch_adaln_dense(const AdaLNParams<T, M, W>& p, const DenseKnobs& k, bool one_wave,
                         bool staged, cudaStream_t stream) {
   constexpr int V = kVec16<T>;
   const int nvec = p.D / V;
-  if (k.mode <= 0 || (k.mode == 2 && one_wave) || nvec > k.max_vec || nvec < 1) return false;
-  if (!k.forced && device_attr<cudaDevAttrComputeCapabilityMajor>() < 9) return false;
+  if (!dense_wanted(k, nvec, one_wave)) return false;
   const int64_t D = p.D;
   auto dense = [&](const Rows& r) { return r.inner == 1 && r.outer_stride == D; };
   if (!dense(p.x_rows) || !dense(p.out_rows) || p.rows * D >= (int64_t{1} << 31)) return false;
@@ -617,10 +599,7 @@ bool launch_adaln_dense(const AdaLNParams<T, M, W>& p, const DenseKnobs& k, bool
       p.rows * D * static_cast<int64_t>(sizeof(T)) > (int64_t{k.max_mb} << 20)) {
     return false;
   }
-  const int width = nvec <= 32 ? next_pow2(nvec) : (nvec + 31) / 32 * 32;
-  static const int block_threads =
-      std::clamp(env_int("LTX_DENSE_BLOCK_THREADS", 512), 32, kDenseMaxThreads);
-  const int rows_per_block = std::max(1, block_threads / width);
+  const DenseBlock db = dense_block(nvec, 1);
   d.out = p.out;
   d.residual_out = p.residual_out;
   d.x = p.x;
@@ -635,8 +614,9 @@ bool launch_adaln_dense(const AdaLNParams<T, M, W>& p, const DenseKnobs& k, bool
   d.nvec = static_cast<uint32_t>(nvec);
   d.inv_d = 1.f / static_cast<float>(p.D);
   d.eps = p.eps;
-  const auto blocks = static_cast<unsigned>((p.rows + rows_per_block - 1) / rows_per_block);
-  const dim3 block(width, rows_per_block);
+  const auto blocks =
+      static_cast<unsigned>((p.rows + db.rows_per_block - 1) / db.rows_per_block);
+  const dim3 block(db.width, db.rows_per_block);
   if (p.weight != nullptr || p.bias != nullptr) {
     adaln_dense_kernel<T, M, W, GATED, LAYER, true><<<blocks, block, 0, stream>>>(d);
   } else {
@@ -704,8 +684,9 @@ void launch_adaln(AdaLNParams<T, M, W> p, cudaStream_t stream) {
   // 18.7) and at D = 4096 (over the staged path's cap: 34.2 -> 31.1), level at 17 MB, but 2-8%
   // slower from 50 MB where the staged path runs (4x4096x3072 57.1 -> 61.7): with x the row's
   // only stream, one 16-byte vector a thread keeps too few bytes in flight over many waves.
-  static const DenseKnobs dense = GATED ? dense_knobs("LTX_GATED_DENSE", 1, 0)
-                                        : dense_knobs("LTX_ADALN_DENSE", 1, 32);
+  static const DenseKnobs dense =
+      GATED ? dense_knobs("LTX_GATED_DENSE", 1, kDenseMaxThreads, 0)
+            : dense_knobs("LTX_ADALN_DENSE", 1, kDenseMaxThreads, 32);
   auto go = [&](auto layer_c) {
     if (vec_ok &&
         launch_adaln_dense<GATED, decltype(layer_c)::value>(p, dense, launch.preload, staged,

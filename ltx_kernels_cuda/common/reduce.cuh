@@ -39,23 +39,40 @@ __device__ __forceinline__ float group_sum(float v, int G, float* smem,
   return total;
 }
 
-// Sum of `v` over the threads of the calling thread's row in a block of blockDim.y rows of
-// blockDim.x threads each (a power of two up to 32, or a multiple of 32 up to 1024): every
-// thread of the row gets the total. `smem` holds one float per warp of the block, and no other
-// call may use it before the block's next barrier (LayerNorm's two sums take two). The whole
-// block must call it (one barrier when blockDim.x > 32).
-__device__ __forceinline__ float block_rows_sum(float v, float* smem) {
+// Sums of the N values `v` over the threads of the calling thread's row in a block of
+// blockDim.y rows of blockDim.x threads each (a power of two up to 32, or a multiple of 32 up
+// to 1024): every thread of the row gets the totals, in place. `smem` holds one float per warp
+// of the block for each value (value n's at smem + n * stride), and no other call may use it
+// before the block's next barrier (LayerNorm's two sums take two). The whole block must call
+// it (one barrier for all N when blockDim.x > 32).
+template <int N>
+__device__ __forceinline__ void block_rows_sums(float (&v)[N], float* smem, int stride) {
   const int width = blockDim.x;
-  if (width <= 32) return warp_sum(v, width);
-  v = warp_sum(v, 32);
+  if (width <= 32) {
+#pragma unroll
+    for (int n = 0; n < N; ++n) v[n] = warp_sum(v[n], width);
+    return;
+  }
   const int warps = width / 32;
-  float* mine = smem + threadIdx.y * warps;
   const int lane = threadIdx.x % 32;
-  if (lane == 0) mine[threadIdx.x / 32] = v;
+  float* mine = smem + threadIdx.y * warps;
+#pragma unroll
+  for (int n = 0; n < N; ++n) {
+    v[n] = warp_sum(v[n], 32);
+    if (lane == 0) mine[n * stride + threadIdx.x / 32] = v[n];
+  }
   __syncthreads();
   // The row's warp sums, one a lane, summed by shuffles: a load and five steps, not a loop of
   // `warps` loads.
-  return warp_sum(lane < warps ? mine[lane] : 0.f, 32);
+#pragma unroll
+  for (int n = 0; n < N; ++n) v[n] = warp_sum(lane < warps ? mine[n * stride + lane] : 0.f, 32);
+}
+
+// block_rows_sums of one value.
+__device__ __forceinline__ float block_rows_sum(float v, float* smem) {
+  float a[1] = {v};
+  block_rows_sums<1>(a, smem, 0);
+  return a[0];
 }
 
 }  // namespace ltx
