@@ -17,8 +17,11 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <algorithm>
+
 #include "common/op_checks.h"
 #include "torch-ext/torch_binding.h"
+#include "ltx_kernels_cuda/common/dense.cuh"
 #include "ltx_kernels_cuda/common/dispatch.cuh"
 #include "ltx_kernels_cuda/common/launch.cuh"
 #include "ltx_kernels_cuda/common/reduce.cuh"
@@ -46,6 +49,16 @@ struct RmsNormParams {
   bool round_before_weight;  // LlamaRMSNorm: weight * x_normed.to(x.dtype)
 };
 
+// One output value: v * inv, rounded to T first with `round_before_weight` (LlamaRMSNorm),
+// times the weight `w` when there is one.
+template <typename T>
+__device__ __forceinline__ float rms_norm_value(float v, float inv, bool round_before_weight,
+                                                bool has_w, float w) {
+  float n = v * inv;
+  if (round_before_weight) n = round_to<T>(n);
+  return has_w ? n * w : n;
+}
+
 // Writes vector `idx` of the output. PRELOAD: the weight was loaded with the row (wv), else
 // it is read here, after the reduction.
 template <typename T, typename W, typename O, int VEC, bool PRELOAD>
@@ -62,11 +75,8 @@ __device__ __forceinline__ void rms_norm_write(const RmsNormParams<T, W, O>& p, 
     }
   }
 #pragma unroll
-  for (int i = 0; i < VEC; ++i) {
-    float n = v[i] * inv;
-    if (p.round_before_weight) n = round_to<T>(n);
-    y[i] = p.weight != nullptr ? n * w[i] : n;
-  }
+  for (int i = 0; i < VEC; ++i) y[i] = rms_norm_value<T>(v[i], inv, p.round_before_weight,
+                                                        p.weight != nullptr, w[i]);
   store_floats<O, VEC>(out + idx * VEC, y);
 }
 
@@ -267,6 +277,157 @@ bool launch_rms_norm_staged(RmsNormParams<T, W, O>& p, const StageKnobs& k,
   return true;
 }
 
+// ---- the dense path (common/dense.cuh) ----
+//
+// Rows at one stride each (x, out, residual; contiguous or slices of wider rows) addressed in
+// 32 bits, VPT 16-byte vectors a thread (1, or 2 for rows of more than 512 vectors), the
+// weight loaded with the row: Liger's and torch.compile's layout for RMSNorm (one row a
+// program, one vector a thread), with this project's block of several rows for short rows.
+// With ADD every load comes before the first store to residual (which may alias x or the
+// weight as far as the compiler knows).
+template <typename T, typename W, typename O>
+struct RmsNormDenseParams {
+  O* out;           // [rows, D] at row * out_stride (ADD: x itself)
+  const T* x;       // [rows, D] at row * x_stride
+  const W* weight;  // [D] (HAS_W), or nullptr
+  T* residual;      // [rows, D] at row * res_stride (ADD only)
+  uint32_t x_stride, out_stride, res_stride;
+  uint32_t rows;
+  uint32_t nvec;  // D / VEC
+  float inv_d;    // 1 / D
+  float eps;
+  bool round_before_weight;
+};
+
+// Blocks of 512 an SM the register bound keeps: 4 (32 registers a thread) for one vector a
+// thread of x and a weight of its type; 3 (40) with fp32 weights or outputs or the residual,
+// 2 (64) for two vectors a thread: the fewest that do not spill (tools/resources.py, sm_90:
+// at 32 the bf16 ADD instance spilled 16 bytes, at 40 the two-vector ones 8-80).
+template <typename T, typename W, typename O, int VPT, bool ADD>
+constexpr int kRmsDenseBlocksPerSm =
+    VPT > 1 ? 2 : (ADD || sizeof(W) > sizeof(T) || sizeof(O) > sizeof(T)) ? 3 : 4;
+
+template <typename T, typename W, typename O, int VPT, bool ADD, bool HAS_W>
+__global__ void __launch_bounds__(kDenseMaxThreads, (kRmsDenseBlocksPerSm<T, W, O, VPT, ADD>))
+    rms_norm_dense_kernel(const RmsNormDenseParams<T, W, O> p) {
+  constexpr int VEC = kVec16<T>;
+  __shared__ float red[kDenseMaxThreads / 32];
+  const uint32_t row = blockIdx.x * blockDim.y + threadIdx.y;
+  const bool row_on = row < p.rows;
+  const T* x = p.x + (row_on ? row * p.x_stride : 0);
+  T* res = ADD ? p.residual + (row_on ? row * p.res_stride : 0) : nullptr;
+  bool on[VPT];
+  Vec<T, VEC> xv[VPT], rv[VPT];
+  Vec<W, VEC> wv[VPT];
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) {
+    const uint32_t idx = threadIdx.x + i * blockDim.x;
+    on[i] = row_on && idx < p.nvec;
+    if (on[i]) {
+      xv[i] = load_vec<T, VEC>(x + idx * VEC);
+      if constexpr (ADD) rv[i] = load_vec<T, VEC>(res + idx * VEC);
+      if constexpr (HAS_W) wv[i] = load_vec<W, VEC>(p.weight + idx * VEC);
+    }
+  }
+  float v[VPT][VEC];
+  float ss = 0.f;
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) {
+    if (on[i]) {
+      if constexpr (ADD) {
+        // residual + x rounded once into a vector, stored, and widened back (exact).
+        float a[VEC], b[VEC];
+        to_floats(xv[i], a);
+        to_floats(rv[i], b);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) a[k] += b[k];
+        const Vec<T, VEC> r = round_vec<T, VEC>(a);
+        store_vec<T, VEC>(res + (threadIdx.x + i * blockDim.x) * VEC, r);
+        to_floats(r, v[i]);
+      } else {
+        to_floats(xv[i], v[i]);
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) v[i][k] = 0.f;
+    }
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) ss += v[i][k] * v[i][k];
+  }
+  ss = block_rows_sum(ss, red);
+  const float inv = rsqrtf(ss * p.inv_d + p.eps);
+  O* out = p.out + (row_on ? row * p.out_stride : 0);
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) {
+    if (!on[i]) continue;
+    float w[VEC], y[VEC];
+    if constexpr (HAS_W) to_floats(wv[i], w);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) {
+      y[k] = rms_norm_value<T>(v[i][k], inv, p.round_before_weight, HAS_W, HAS_W ? w[k] : 0.f);
+    }
+    store_floats<O, VEC>(out + (threadIdx.x + i * blockDim.x) * VEC, y);
+  }
+}
+
+// Launches the dense kernel when the knobs want it and the rows allow it (true), else returns
+// false. Knobs (DenseKnobs): LTX_RMS_DENSE [1: every grid; 0 off, 2 beyond one wave; set: on
+// any device, else sm_90 only], LTX_RMS_DENSE_MAX_VEC [1024: D <= 8192 in 16 bits],
+// LTX_RMS_DENSE_MAX_MB [0: no limit; else only while x is at most that many MB],
+// LTX_RMS_DENSE_VPT [1]: vectors a thread at least (2: two 16-byte loads of x in flight a
+// thread at any D; rows of more than 512 vectors always take 2).
+template <bool ADD, typename T, typename W, typename O>
+bool launch_rms_norm_dense(const RmsNormParams<T, W, O>& p, bool one_wave, cudaStream_t stream) {
+  static const DenseKnobs k = dense_knobs("LTX_RMS_DENSE", 1, 2 * kDenseMaxThreads, 0);
+  static const int min_vpt = std::clamp(env_int("LTX_RMS_DENSE_VPT", 1), 1, 2);
+  constexpr int V = kVec16<T>;
+  const int nvec = p.D / V;
+  if (!dense_wanted(k, nvec, one_wave)) return false;
+  if (k.max_mb > 0 &&
+      p.rows * p.D * static_cast<int64_t>(sizeof(T)) > (int64_t{k.max_mb} << 20)) {
+    return false;
+  }
+  RmsNormDenseParams<T, W, O> d{};
+  if (!dense_rows(p.x_rows, p.rows, p.D, d.x_stride) ||
+      !dense_rows(p.out_rows, p.rows, p.D, d.out_stride) ||
+      (ADD && !dense_rows(p.res_rows, p.rows, p.D, d.res_stride))) {
+    return false;
+  }
+  const int vpt = std::max(min_vpt, (nvec + kDenseMaxThreads - 1) / kDenseMaxThreads);
+  if (vpt > 2) return false;
+  const DenseBlock db = dense_block(nvec, vpt);
+  d.out = p.out;
+  d.x = p.x;
+  d.weight = p.weight;
+  d.residual = p.residual;
+  d.rows = static_cast<uint32_t>(p.rows);
+  d.nvec = static_cast<uint32_t>(nvec);
+  d.inv_d = p.inv_d;
+  d.eps = p.eps;
+  d.round_before_weight = p.round_before_weight;
+  const auto blocks =
+      static_cast<unsigned>((p.rows + db.rows_per_block - 1) / db.rows_per_block);
+  const dim3 block(db.width, db.rows_per_block);
+  auto go = [&](auto vpt_c, auto has_w_c) {
+    rms_norm_dense_kernel<T, W, O, decltype(vpt_c)::value, ADD, decltype(has_w_c)::value>
+        <<<blocks, block, 0, stream>>>(d);
+  };
+  auto with_w = [&](auto vpt_c) {
+    if (p.weight != nullptr) {
+      go(vpt_c, std::true_type{});
+    } else {
+      go(vpt_c, std::false_type{});
+    }
+  };
+  if (vpt == 1) {
+    with_w(IntC<1>{});
+  } else {
+    with_w(IntC<2>{});
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return true;
+}
+
 template <bool ADD, typename T, typename W, typename O>
 void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
   // 16-byte accesses when every row start and every pointer allows them, scalar otherwise.
@@ -289,6 +450,8 @@ void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
   // register path at D = 4096): fused_add_rms_norm 1x1024x4096 17.0 -> 15.0, level from 4096
   // tokens; RMSNorm at D = 4096 staged was -3% to +3%, so its cap stays at D = 3072 (16-bit).
   static const StageKnobs stage = stage_knobs("LTX_STAGE", 2, ADD ? 512 : 384, 128);
+  // The dense path first where it applies (launch_rms_norm_dense).
+  if (vec_ok && launch_rms_norm_dense<ADD>(p, launch.preload, stream)) return;
   if (vec_ok && stage_wanted(stage, launch.preload, p.D / V, p.rows) &&
       launch_rms_norm_staged<ADD>(p, stage, stream)) {
     return;

@@ -262,6 +262,43 @@ def test_many_rows(kernel, device, dtype, D):
     assert_close(x, ref_rms_norm(want_res, w, 1e-6))
 
 
+@pytest.mark.parametrize("wkind", ["none", "same", "fp32"])
+@pytest.mark.parametrize("D", [64, 1000, 2048, 4096, 5120, 8192, 16384])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rms_norm_dense_rows_many(kernel, device, dtype, D, wkind):
+    """Grids of several waves down the dense path (rms_norm.cu: one or two 16-byte vectors a
+    thread, rows at one stride in 32 bits) at the defaults on sm_90: rows of 8 to 2048 vectors
+    (D = 1000: lanes past the row's end; 5120 and 8192: two vectors a thread; 16384: over its
+    cap, the other paths), a row count no block size divides, x and out as slices of wider
+    rows, an fp32 out, LlamaRMSNorm's rounding, and fused_add_rms_norm on strided x and
+    residual. Every output element written; nothing outside the views."""
+    if device.type != "cuda":
+        pytest.skip("CUDA: the dense path's grids (the CPU kernels have no such path)")
+    rows = 3 * 1367
+    x = torch.randn(rows, D + 16, dtype=dtype, device=device)[:, 8 : 8 + D]
+    w = make_weight(wkind, D, dtype, device)
+    big = poisoned((rows, D + 8), dtype, device)
+    out = big[:, :D]
+    kernel.rms_norm(x, w, 1e-6, out=out)
+    assert_close(out, ref_rms_norm(x, w, 1e-6))
+    assert torch.isnan(big[:, D:]).all(), "wrote outside out"
+    if w is not None:
+        if wkind == "fp32" and dtype != torch.float32:
+            out32 = poisoned(x.shape, torch.float32, device)
+            kernel.rms_norm(x, w, 1e-6, out=out32)
+            assert_close(out32, ref_rms_norm(x, w, 1e-6), torch.float32)
+        out = poisoned(x.shape, torch.promote_types(dtype, w.dtype), device)
+        kernel.rms_norm(x, w, 1e-6, out=out, round_before_weight=True)
+        assert_close(out, ref_rms_norm(x, w, 1e-6, True, dtype), dtype)
+    bx = torch.randn(rows, D + 8, dtype=dtype, device=device)
+    br = torch.randn(rows, D + 24, dtype=dtype, device=device)
+    xa, res = bx[:, :D], br[:, 16 : 16 + D]
+    want_res = res + xa
+    kernel.fused_add_rms_norm(xa, res, w, 1e-6)
+    assert torch.equal(res, want_res), "residual must be the rounded sum"
+    assert_close(xa, ref_rms_norm(want_res, w, 1e-6))
+
+
 # ---- fused_add_rms_norm (vLLM / FlashInfer) ---------------------------------------------------
 
 
