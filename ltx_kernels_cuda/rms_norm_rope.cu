@@ -28,6 +28,7 @@
 
 #include "common/op_checks.h"
 #include "torch-ext/torch_binding.h"
+#include "ltx_kernels_cuda/common/dense.cuh"
 #include "ltx_kernels_cuda/common/dispatch.cuh"
 #include "ltx_kernels_cuda/common/fast_rows.cuh"
 #include "ltx_kernels_cuda/common/launch.cuh"
@@ -227,6 +228,162 @@ inline RowConfig choose_norm_rope_config(int items, int item_floats, int vec, in
   return c;
 }
 
+// ---- the dense path (common/dense.cuh), interleaved pairs ----
+//
+// One 16-byte vector of each of the NT tensors a thread (its U = VEC / 2 interleaved pairs
+// need no other thread's data), a block of blockDim.y rows of blockDim.x threads, every
+// operand's row offset in 32 bits at up to two levels (Rows2: q and k as views of a fused
+// projection, in shared_table_rows_inner's order; tables shared over the batch or per
+// sample), the weights and the vector's cos / sin loaded with the row, before the reduction
+// (they do not depend on it), and the NT sums in one barrier (block_rows_sums). The layout of
+// the AdaLN kernels' dense path (change 44) for the q / k pair, which run O's ncu found bound
+// by instruction issue in the generic kernel.
+template <typename T, typename W, typename C>
+struct NormRopeDenseParams {
+  T* out[2];             // [rows, D] at out_rows[t] (NT used)
+  const T* x[2];         // [rows, D] at x_rows[t]
+  const W* weight[2];    // [D] each (HAS_W), or nullptr
+  Rows2 x_rows[2], out_rows[2];
+  const C* cos;          // [..., R] (PAIRS: [..., R / 2]) at cos_rows
+  const C* sin;          // the same at sin_rows
+  Rows2 cos_rows, sin_rows;
+  uint32_t rows;
+  uint32_t nvec;  // D / VEC
+  uint32_t nrot;  // R / VEC: the vectors that rotate (the rest pass through)
+  float inv_d;    // 1 / D
+  float eps;
+};
+
+// 64 registers a thread at most (2 blocks of 512 an SM): a thread holds a vector of each
+// tensor, its weights and its cos / sin.
+template <typename T, typename W, typename C, int NT, bool PAIRS, bool HAS_W>
+__global__ void __launch_bounds__(kDenseMaxThreads, 2)
+    rms_norm_rope_dense_kernel(const NormRopeDenseParams<T, W, C> p) {
+  constexpr int VEC = kVec16<T>;
+  constexpr int U = VEC / 2;  // pairs a vector
+  __shared__ float red[NT][kDenseMaxThreads / 32];
+  const uint32_t row = blockIdx.x * blockDim.y + threadIdx.y;
+  const bool on = row < p.rows && threadIdx.x < p.nvec;
+  const bool rot = threadIdx.x < p.nrot;
+  const uint32_t col = threadIdx.x * VEC;
+  Vec<T, VEC> xv[NT];
+  Vec<W, VEC> wv[NT];
+  float c[VEC], s[VEC];
+  if (on) {
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+      xv[t] = load_vec<T, VEC>(p.x[t] + p.x_rows[t].offset(row) + col);
+      if constexpr (HAS_W) wv[t] = load_vec<W, VEC>(p.weight[t] + col);
+    }
+    if (rot) {
+      if constexpr (PAIRS) {
+        float h[U], g[U];
+        load_floats<C, U>(p.cos + p.cos_rows.offset(row) + col / 2, h);
+        load_floats<C, U>(p.sin + p.sin_rows.offset(row) + col / 2, g);
+#pragma unroll
+        for (int j = 0; j < U; ++j) {
+          c[2 * j] = c[2 * j + 1] = h[j];
+          s[2 * j] = s[2 * j + 1] = g[j];
+        }
+      } else {
+        load_floats<C, VEC>(p.cos + p.cos_rows.offset(row) + col, c);
+        load_floats<C, VEC>(p.sin + p.sin_rows.offset(row) + col, s);
+      }
+    }
+  }
+  float v[NT][VEC], ss[NT];
+#pragma unroll
+  for (int t = 0; t < NT; ++t) {
+    ss[t] = 0.f;
+    if (on) {
+      to_floats(xv[t], v[t]);
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) ss[t] += v[t][i] * v[t][i];
+    }
+  }
+  block_rows_sums<NT>(ss, &red[0][0], kDenseMaxThreads / 32);
+  if (!on) return;
+#pragma unroll
+  for (int t = 0; t < NT; ++t) {
+    const float inv = rsqrtf(ss[t] * p.inv_d + p.eps);
+    if constexpr (HAS_W) {
+      float w[VEC];
+      to_floats(wv[t], w);
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) v[t][i] = v[t][i] * inv * w[i];
+    } else {
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) v[t][i] *= inv;
+    }
+    if (rot) rope_rotate<U, /*IL=*/true>(v[t], c, s);
+    store_floats<T, VEC>(p.out[t] + p.out_rows[t].offset(row) + col, v[t]);
+  }
+}
+
+// Launches the dense kernel when the knobs want it and the operands allow it (true), else
+// returns false: interleaved pairs, 16-byte vectors (`vec_ok`), rows of at most 512 vectors,
+// every operand's rows at up to two levels below 2^31 elements. LTX_NORM_ROPE_DENSE [1: every
+// grid; 0 off, 2 beyond one wave; set: on any device, else sm_90 only], _MAX_VEC [512].
+template <int NT, typename T, typename W, typename C>
+bool launch_rms_norm_rope_dense(const RmsNormRopeParams<T, W, C>& p, int D, int R,
+                                bool interleaved, bool vec_ok, cudaStream_t stream) {
+  static const DenseKnobs k = dense_knobs("LTX_NORM_ROPE_DENSE", 1, kDenseMaxThreads, 0);
+  constexpr int V = kVec16<T>;
+  const int nvec = D / V;
+  if (!interleaved || !vec_ok || D % V != 0 || R % V != 0) return false;
+  const DenseBlock db = dense_block(nvec, 1);
+  const int64_t blocks = (p.rows + db.rows_per_block - 1) / db.rows_per_block;
+  const bool one_wave = blocks <= 2 * static_cast<int64_t>(device_sms());
+  if (!dense_wanted(k, nvec, one_wave)) return false;
+  NormRopeDenseParams<T, W, C> d{};
+  const int64_t tab = p.pairs ? R / 2 : R;
+  if (!rows2(p.cos_rows.b, p.rows, tab, d.cos_rows) ||
+      !rows2(p.sin_rows.b, p.rows, tab, d.sin_rows)) {
+    return false;
+  }
+  bool has_w = false;
+  for (int t = 0; t < NT; ++t) {
+    if (!rows2(p.t[t].x_rows.b, p.rows, D, d.x_rows[t]) ||
+        !rows2(p.t[t].out_rows.b, p.rows, D, d.out_rows[t])) {
+      return false;
+    }
+    d.x[t] = p.t[t].x;
+    d.out[t] = p.t[t].out;
+    d.weight[t] = p.t[t].weight;
+    has_w = has_w || p.t[t].weight != nullptr;
+  }
+  // One weight and not the other: the kernel takes both or neither.
+  for (int t = 0; t < NT; ++t) {
+    if (has_w && d.weight[t] == nullptr) return false;
+  }
+  d.cos = p.cos;
+  d.sin = p.sin;
+  d.rows = static_cast<uint32_t>(p.rows);
+  d.nvec = static_cast<uint32_t>(nvec);
+  d.nrot = static_cast<uint32_t>(R / V);
+  d.inv_d = 1.f / static_cast<float>(D);
+  d.eps = p.eps;
+  const dim3 block(db.width, db.rows_per_block);
+  auto go = [&](auto pairs_c, auto has_w_c) {
+    rms_norm_rope_dense_kernel<T, W, C, NT, decltype(pairs_c)::value, decltype(has_w_c)::value>
+        <<<static_cast<unsigned>(blocks), block, 0, stream>>>(d);
+  };
+  auto with_w = [&](auto pairs_c) {
+    if (has_w) {
+      go(pairs_c, std::true_type{});
+    } else {
+      go(pairs_c, std::false_type{});
+    }
+  };
+  if (p.pairs) {
+    with_w(std::true_type{});
+  } else {
+    with_w(std::false_type{});
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return true;
+}
+
 template <int NT, typename T, typename W, typename C>
 void launch_rms_norm_rope(RmsNormRopeParams<T, W, C> p, int D, int R, bool interleaved,
                           cudaStream_t stream) {
@@ -245,6 +402,7 @@ void launch_rms_norm_rope(RmsNormRopeParams<T, W, C> p, int D, int R, bool inter
              (a.weight == nullptr || is_aligned(a.weight, sizeof(W) * V)) &&
              a.x_rows.strides_multiple_of(V) && a.out_rows.strides_multiple_of(V);
   }
+  if (launch_rms_norm_rope_dense<NT>(p, D, R, interleaved, vec_ok, stream)) return;
   dispatch_vec<V>(vec_ok ? V : 1, [&](auto vec_c) {
     constexpr int VC = decltype(vec_c)::value;
     auto go = [&](auto il_c) {

@@ -723,6 +723,40 @@ def test_rms_norm_rope_pair_tables_broadcast(kernel, device, dtype, xshape, tsha
         assert torch.equal(yq, fq) and torch.equal(yk, fk)
 
 
+@pytest.mark.parametrize("tkind", ["pairs-shared", "pairs", "full", "full-same-shared"])
+@pytest.mark.parametrize("wkind", WEIGHTS)
+@pytest.mark.parametrize("D,R", [(64, 64), (1000, 1000), (2048, 2048), (2048, 1024),
+                                 (4096, 4096), (5120, 5120)])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rms_norm_rope_dense_rows_many(kernel, device, dtype, D, R, wkind, tkind):
+    """Grids of several waves down the dense path (rms_norm_rope.cu: one 16-byte vector of q
+    and of k a thread, interleaved pairs, rows at up to two strides in 32 bits) at the
+    defaults on sm_90: q and k the thirds of one fused qkv projection, tables per sample or one
+    sample's for the batch (LTX-Video's pair tables), as pair tables or full ones (fp32, or in
+    x's dtype), partial rotary, rows of 8 to 640 vectors (D = 1000: lanes past the row's end;
+    5120: over the dense cap, the other path). rms_norm_rope into a strided out too. Every
+    output element written."""
+    if device.type != "cuda":
+        pytest.skip("CUDA: the dense path's grids (the CPU kernels have no such path)")
+    B, S = 2, 1367
+    q, k = qk_inputs((B, S, D), dtype, device, "qkv")
+    wq = make_weight(wkind, D, dtype, device)
+    wk = None if wq is None else wq * 0.5 + 0.25
+    pairs = tkind.startswith("pairs")
+    tb = 1 if tkind.endswith("shared") else B
+    ch, sh = tables((tb, S, R // 2 if pairs else R), dtype, device,
+                    "same" if tkind == "full-same-shared" else "fp32")
+    cf, sf = full_tables(ch, sh, True) if pairs else (ch, sh)
+    qo, ko = poisoned(q.shape, dtype, device), poisoned(k.shape, dtype, device)
+    yq, yk = kernel.rms_norm_rope_qk(q, k, wq, wk, ch, sh, 1e-5, interleaved=True,
+                                     pair_tables=pairs, q_out=qo, k_out=ko)
+    assert_close(yq, ref_rms_norm_rope(q, wq, cf, sf, 1e-5, True))
+    assert_close(yk, ref_rms_norm_rope(k, wk, cf, sf, 1e-5, True))
+    out = poisoned((B, S, D), dtype, device, "strided")
+    kernel.rms_norm_rope(k, wk, ch, sh, 1e-5, interleaved=True, pair_tables=pairs, out=out)
+    assert_close(out, ref_rms_norm_rope(k, wk, cf, sf, 1e-5, True))
+
+
 @pytest.mark.kernels_ci
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_rms_norm_rope_pair_tables_models(kernel, device, dtype):

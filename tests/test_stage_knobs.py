@@ -1,13 +1,16 @@
 """The row kernels' staged and dense paths under the knobs that change which code runs
-(common/launch.cuh: StageKnobs, stage_config; adaln.cu: LTX_GATED_STAGE_Y, DenseKnobs).
+(common/launch.cuh: StageKnobs, stage_config; adaln.cu: LTX_GATED_STAGE_Y; common/dense.cuh:
+DenseKnobs, for adaln.cu, rms_norm.cu and rms_norm_rope.cu).
 
-The knobs are read once per process, so each setting runs the CUDA tests of rms_norm and adaln
-again in a child pytest with that environment: the defaults send only some shapes down the
-staged path (grids beyond one wave, rows of at most 384 or 512 vectors, groups of at most 32
-to 128 threads), the AdaLN kernels' dense path takes contiguous rows of up to 512 vectors
-first (on sm_90; plain adaln with shared modulation only up to 32 MB of x), and these
-settings send every shape of those tests down the paths the defaults leave out. CUDA only: on
-the CPU there is nothing the knobs change.
+The knobs are read once per process, so each setting runs CUDA tests of rms_norm, adaln and
+rms_norm_rope again in a child pytest with that environment: the defaults send only some
+shapes down the staged path (grids beyond one wave, rows of at most 384 or 512 vectors,
+groups of at most 32 to 128 threads), the AdaLN kernels' dense path takes contiguous rows of
+up to 512 vectors first (on sm_90; plain adaln with shared modulation only up to 32 MB of x),
+RMSNorm's dense path rows at one stride of up to 1024 vectors, the norm + rope kernels' dense
+path interleaved rows of up to 512 (both on sm_90), and these settings send every shape of
+those tests down the paths the defaults leave out. CUDA only: on the CPU there is nothing the
+knobs change.
 """
 
 from __future__ import annotations
@@ -21,9 +24,9 @@ import pytest
 from conftest import HAS_CUDA, ROOT
 
 OPS = ("LTX_STAGE", "LTX_ADALN_STAGE", "LTX_GATED_STAGE")
-# The staged settings turn the AdaLN kernels' dense path off: it runs before the staged one
-# where it applies (dense rows beyond one wave on sm_90).
-NO_DENSE = {"LTX_ADALN_DENSE": "0", "LTX_GATED_DENSE": "0"}
+# The staged settings turn the dense paths off: they run before the staged one where they
+# apply (dense rows on sm_90).
+NO_DENSE = {"LTX_ADALN_DENSE": "0", "LTX_GATED_DENSE": "0", "LTX_RMS_DENSE": "0"}
 
 
 def every_op(mode="1", max_vec="1000000", max_group=None) -> dict[str, str]:
@@ -55,8 +58,14 @@ SETTINGS = {
     # shorter rows).
     "dense-every-grid": {"LTX_ADALN_DENSE": "1", "LTX_GATED_DENSE": "1",
                          "LTX_ADALN_DENSE_MAX_MB": "0"},
-    "dense-row-blocks": {"LTX_ADALN_DENSE": "1", "LTX_GATED_DENSE": "1",
+    "dense-row-blocks": {"LTX_ADALN_DENSE": "1", "LTX_GATED_DENSE": "1", "LTX_RMS_DENSE": "1",
                          "LTX_ADALN_DENSE_MAX_MB": "0", "LTX_DENSE_BLOCK_THREADS": "32"},
+    # RMSNorm's dense path on any device with two vectors a thread at every D (the defaults take
+    # one up to 512 vectors a row).
+    "rms-dense-two-vectors": {"LTX_RMS_DENSE": "1", "LTX_RMS_DENSE_VPT": "2"},
+    # Every dense path off: on sm_90 the paths sm_75 / sm_80 take (register, staged and the
+    # generic norm + rope kernel), for the RMSNorm and norm + rope tests.
+    "dense-off": dict(NO_DENSE, LTX_NORM_ROPE_DENSE="0"),
 }
 # The child's selection: the reference tests of both files (every dtype, operand kind and row
 # count; not the misaligned layouts, whose scalar accesses are never staged), or for the
@@ -71,10 +80,14 @@ _GATED = "cuda and not misaligned and (gated or rows_per_block or ltx)"
 _DENSE = "cuda and not misaligned and not strided and not dense_rows_many and not long_rows"
 SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
           "gated-y-read": _GATED, "dense-every-grid": _DENSE,
-          "dense-row-blocks": "cuda and contiguous and reference"}
-# The test files of each setting: the dense path is the AdaLN kernels' only.
-FILES = {name: ["tests/test_adaln.py"] if name.startswith("dense") else
-         ["tests/test_rms_norm.py", "tests/test_adaln.py"] for name in SETTINGS}
+          "dense-row-blocks": "cuda and contiguous and reference",
+          "rms-dense-two-vectors": "cuda and not misaligned and not long_rows and not huge",
+          "dense-off": "cuda and not misaligned and (rms_norm or norm_rope) and not huge"}
+# The test files of each setting.
+FILES = {name: ["tests/test_rms_norm.py", "tests/test_adaln.py"] for name in SETTINGS}
+FILES["dense-every-grid"] = ["tests/test_adaln.py"]
+FILES["rms-dense-two-vectors"] = ["tests/test_rms_norm.py"]
+FILES["dense-off"] = ["tests/test_rms_norm.py", "tests/test_rope.py"]
 
 
 @pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device")

@@ -9,6 +9,7 @@
 // torch.compile gets the same effect by specializing its kernels on the shapes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "common/bcast_rows.h"
@@ -126,6 +127,46 @@ inline bool run_bcast(const BcastRows& b, int64_t rows, int64_t D, RunBcast& out
   if (((rows - 1) / run) * stride + D > kLimit) return false;
   out.run = FastDiv::make(static_cast<uint32_t>(run));
   out.stride = static_cast<uint32_t>(stride);
+  return true;
+}
+
+// Rows at up to two levels in 32 bits: row r starts at (r % inner) * inner_stride +
+// (r / inner) * outer_stride (one level: inner 1; a broadcast level: stride 0). The dense
+// norm + rope kernel's operands (rms_norm_rope.cu): x and out in the order
+// shared_table_rows_inner leaves them (rows that share a table row innermost), and the tables.
+struct Rows2 {
+  FastDiv div;  // by inner
+  uint32_t inner;
+  uint32_t inner_stride;
+  uint32_t outer_stride;
+
+  __host__ __device__ __forceinline__ uint32_t offset(uint32_t r) const {
+    const uint32_t q = div.div(r);
+    return (r - q * inner) * inner_stride + q * outer_stride;
+  }
+};
+
+// `b` as a Rows2 for row indices 0 <= r < rows of `D` elements, when it has at most two levels
+// and every element it reads lies below 2^31.
+inline bool rows2(const BcastRows& b, int64_t rows, int64_t D, Rows2& out) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  if (b.nd > 2 || rows < 1 || rows > kLimit) return false;
+  int64_t inner = 1, inner_stride = 0, outer_stride = 0;
+  if (b.nd == 2) {
+    inner = b.size[0];
+    inner_stride = b.stride[0];
+    outer_stride = b.stride[1];
+  } else if (b.nd == 1) {
+    outer_stride = b.stride[0];
+  }
+  if (inner < 1 || inner >= kLimit || inner_stride < 0 || outer_stride < 0) return false;
+  const int64_t last = (std::min(inner, rows) - 1) * inner_stride +
+                       ((rows - 1) / inner) * outer_stride + D;
+  if (last > kLimit) return false;
+  out.div = FastDiv::make(static_cast<uint32_t>(inner));
+  out.inner = static_cast<uint32_t>(inner);
+  out.inner_stride = static_cast<uint32_t>(inner_stride);
+  out.outer_stride = static_cast<uint32_t>(outer_stride);
   return true;
 }
 
