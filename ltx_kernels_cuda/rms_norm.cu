@@ -373,12 +373,20 @@ __global__ void __launch_bounds__(kDenseMaxThreads, (kRmsDenseBlocksPerSm<T, W, 
 // Launches the dense kernel when the knobs want it and the rows allow it (true), else returns
 // false. Knobs (DenseKnobs): LTX_RMS_DENSE [1: every grid; 0 off, 2 beyond one wave; set: on
 // any device, else sm_90 only], LTX_RMS_DENSE_MAX_VEC [1024: D <= 8192 in 16 bits],
-// LTX_RMS_DENSE_MAX_MB [0: no limit; else only while x is at most that many MB],
-// LTX_RMS_DENSE_VPT [1]: vectors a thread at least (2: two 16-byte loads of x in flight a
-// thread at any D; rows of more than 512 vectors always take 2).
+// LTX_RMS_DENSE_MAX_MB [rms_norm 8, fused_add_rms_norm 0 (no limit): only while x is at most
+// that many MiB], LTX_RMS_DENSE_VPT [1]: vectors a thread at least (2: two 16-byte loads of x
+// in flight a thread at any D; rows of more than 512 vectors always take 2).
+// Run R (H200, bf16, against the staged and register paths, two runs a side):
+// fused_add_rms_norm 1-12% faster at every shape of the table (1x4096x4096 40.5 -> 38.3 us,
+// 1x1x4096 6.6 -> 5.8); rms_norm 3-10% faster up to 8 MiB of x (1x1x4096 6.3 -> 5.7,
+// 2x1024x2048 10.9 -> 10.5; level at 1x1024x4096) but 4-23% slower from 16 MiB
+// (2x2688x2048 17.6 -> 18.7, 1x16384x8192 135.6 -> 166.3): as for plain adaln (change 44),
+// x alone is too few bytes in flight at one vector a thread, where fused_add's residual
+// doubles them; two vectors a thread (LTX_RMS_DENSE_VPT=2, 48 registers) was slower still.
 template <bool ADD, typename T, typename W, typename O>
 bool launch_rms_norm_dense(const RmsNormParams<T, W, O>& p, bool one_wave, cudaStream_t stream) {
-  static const DenseKnobs k = dense_knobs("LTX_RMS_DENSE", 1, 2 * kDenseMaxThreads, 0);
+  static const DenseKnobs k =
+      dense_knobs("LTX_RMS_DENSE", 1, 2 * kDenseMaxThreads, ADD ? 0 : 8);
   static const int min_vpt = std::clamp(env_int("LTX_RMS_DENSE_VPT", 1), 1, 2);
   constexpr int V = kVec16<T>;
   const int nvec = p.D / V;

@@ -271,13 +271,17 @@ def test_rms_norm_dense_rows_many(kernel, device, dtype, D, wkind):
     (D = 1000: lanes past the row's end; 5120 and 8192: two vectors a thread; 16384: over its
     cap, the other paths), a row count no block size divides, x and out as slices of wider
     rows, an fp32 out, LlamaRMSNorm's rounding, and fused_add_rms_norm on strided x and
-    residual. Every output element written; nothing outside the views."""
+    residual. rms_norm takes the dense path up to 8 MiB of x, so its part has at most that
+    many rows (2047 at D = 2048 in 16 bits: 1024 blocks, two waves). Every output element
+    written; nothing outside the views."""
     if device.type != "cuda":
         pytest.skip("CUDA: the dense path's grids (the CPU kernels have no such path)")
     rows = 3 * 1367
-    x = torch.randn(rows, D + 16, dtype=dtype, device=device)[:, 8 : 8 + D]
+    item = torch.tensor([], dtype=dtype).element_size()
+    n = min(rows, (8 << 20) // (D * item) - 1)
+    x = torch.randn(n, D + 16, dtype=dtype, device=device)[:, 8 : 8 + D]
     w = make_weight(wkind, D, dtype, device)
-    big = poisoned((rows, D + 8), dtype, device)
+    big = poisoned((n, D + 8), dtype, device)
     out = big[:, :D]
     kernel.rms_norm(x, w, 1e-6, out=out)
     assert_close(out, ref_rms_norm(x, w, 1e-6))

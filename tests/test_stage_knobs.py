@@ -7,10 +7,10 @@ rms_norm_rope again in a child pytest with that environment: the defaults send o
 shapes down the staged path (grids beyond one wave, rows of at most 384 or 512 vectors,
 groups of at most 32 to 128 threads), the AdaLN kernels' dense path takes contiguous rows of
 up to 512 vectors first (on sm_90; plain adaln with shared modulation only up to 32 MB of x),
-RMSNorm's dense path rows at one stride of up to 1024 vectors, the norm + rope kernels' dense
-path interleaved rows of up to 512 (both on sm_90), and these settings send every shape of
-those tests down the paths the defaults leave out. CUDA only: on the CPU there is nothing the
-knobs change.
+RMSNorm's dense path rows at one stride of up to 1024 vectors (rms_norm up to 8 MiB of x), the
+norm + rope kernels' dense path interleaved rows of up to 512 (both on sm_90), and these
+settings send every shape of those tests down the paths the defaults leave out. CUDA only: on
+the CPU there is nothing the knobs change.
 """
 
 from __future__ import annotations
