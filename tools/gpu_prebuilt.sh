@@ -102,3 +102,14 @@ sanitize() {
       | tail -5 | tee -a "$LOG"
   done
 }
+
+# e2e_best PREBUILT LIMIT: LTX-Video 2B, tools/gpu_e2e.sh's part best (compile and kernels +
+# compile at their fastest settings, the loop profiled) on prebuilt PREBUILT under LIMIT
+# seconds, into $OUT/e2e.{log,json}; its main lines to $LOG.
+e2e_best() {
+  PREBUILT=$1 PARTS=best LTX_ARGS="--profile-loop 3" timeout "$2" \
+    bash tools/gpu_e2e.sh > /dev/null 2>&1
+  echo "gpu_e2e rc $?" | tee -a "$LOG"
+  grep -E "^==|ms/step|over the loop|against|  (eager|compile|kernels)|timeline|per step of the loop|GPU state|host-bound|TOO LARGE|FAILED|Error" \
+    "$OUT/e2e.log" | tee -a "$LOG"
+}

@@ -3,7 +3,8 @@
 # run-r2.sh):
 #   - LTX-Video 2B: compile and kernels + compile at their fastest settings, loop profiled
 #   - the CUDA tests of the LTX / FLUX integrations (the dense paths in the models)
-# Files: $OUT/r3.log (summary), $OUT/e2e.*, $OUT/tests.log.
+# Files: $OUT/r3.log (summary), $OUT/e2e.*, $OUT/tests.log. (Its end-to-end step moved into
+# tools/gpu_prebuilt.sh's e2e_best after it ran: the same commands.)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu_env.sh
@@ -12,11 +13,7 @@ experiment_start r3
 log "settings: ${R2_ENV:-defaults}"
 [[ -n ${R2_ENV:-} ]] && export ${R2_ENV}
 log "LTX 2B, part best (compile, kernels + compile), loop profiled"
-PREBUILT=V PARTS=best LTX_ARGS="--profile-loop 3" timeout ${R3_E2E_LIMIT:-250} \
-  bash tools/gpu_e2e.sh > /dev/null 2>&1
-echo "gpu_e2e rc $?" | tee -a "$LOG"
-grep -E "^==|ms/step|over the loop|against|  (eager|compile|kernels)|timeline|per step of the loop|GPU state|host-bound|TOO LARGE|FAILED|Error" \
-  "$OUT/e2e.log" | tee -a "$LOG"
+e2e_best V "${R3_E2E_LIMIT:-250}"
 log "tests V (CUDA): the LTX and FLUX integrations"
 run_tests tests 80 -n 16 -k "cuda and (ltx or flux or diffusers)" tests/test_integrations.py
 log "compute-sanitizer racecheck (defaults): rms_norm rope (call 1's was cut at 45 s)"
