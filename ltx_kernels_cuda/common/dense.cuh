@@ -1,10 +1,10 @@
-// The dense row path shared by the row kernels (adaln.cu, rms_norm.cu): rows held one 16-byte
-// vector a thread (or VPT vectors, VPT threads' worth apart), a block of blockDim.y rows of
-// blockDim.x threads, so that a thread's row and vector come from its thread index with no
-// division; 32-bit offsets; each row's sums by shuffles and one barrier (block_rows_sum,
-// common/reduce.cuh). torch.compile's and Liger's layout for these ops, specialized as their
-// kernels are: no run-time walk of broadcast levels, 1 / D a parameter (PERFORMANCE.md,
-// changes 41 and 44).
+// The dense row path shared by the row kernels (adaln.cu, rms_norm.cu, rms_norm_rope.cu): rows
+// held one 16-byte vector a thread (or VPT vectors, VPT threads' worth apart), a block of
+// blockDim.y rows of blockDim.x threads, so that a thread's row and vector come from its thread
+// index with no division; 32-bit offsets; each row's sums by shuffles and one barrier
+// (block_rows_sums, common/reduce.cuh). torch.compile's and Liger's layout for these ops,
+// specialized as their kernels are: no run-time walk of broadcast levels, 1 / D a parameter
+// (PERFORMANCE.md, changes 41 and 44-47).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -24,10 +24,10 @@ namespace ltx {
 constexpr int kDenseMaxThreads = 512;
 
 // When a dense path runs, read once from the environment as VAR, VAR_MAX_VEC and VAR_MAX_MB
-// (VAR: LTX_ADALN_DENSE, LTX_GATED_DENSE, LTX_RMS_DENSE): `mode` 0 never, 1 every grid, 2 grids
-// beyond one wave; rows of at most `max_vec` vectors (the launcher caps it); `max_mb` > 0: a
-// size limit the launcher applies where it says. Taken on sm_90 and newer, or on any device
-// when VAR is set (`forced`).
+// (VAR: LTX_ADALN_DENSE, LTX_GATED_DENSE, LTX_RMS_DENSE, LTX_NORM_ROPE_DENSE): `mode` 0 never,
+// 1 every grid, 2 grids beyond one wave; rows of at most `max_vec` vectors (the launcher caps
+// it); `max_mb` > 0: a size limit the launcher applies where it says. Taken on sm_90 and newer,
+// or on any device when VAR is set (`forced`).
 struct DenseKnobs {
   int mode;
   int max_vec;
