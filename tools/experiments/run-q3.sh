@@ -4,7 +4,8 @@
 #     fp16: the table's rows for these ops (benchmarks/report.py merges them into the full run)
 #   - LTX-Video 2B: compile and kernels + compile at their fastest settings, loop profiled
 #   - the CUDA tests of the LTX / FLUX integrations (the dense path in the models)
-# Files: $OUT/q3.log (summary), $OUT/q3.tar.gz (sweep), $OUT/e2e.*, $OUT/tests.log.
+# Files: $OUT/q3.log (summary), $OUT/q3.tar.gz (sweep), $OUT/e2e.*, $OUT/tests.log. (Its
+# end-to-end step moved into tools/gpu_prebuilt.sh's e2e_best after it ran: the same commands.)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu_env.sh
@@ -17,11 +18,7 @@ timeout 170 python3 benchmarks/sweep.py --dtypes bf16,fp16 \
 cat "$W/peers/sweep.md" >> "$LOG" 2>/dev/null
 tar -C $W -czf "$OUT/q3.tar.gz" .
 log "LTX 2B, part best (compile, kernels + compile), loop profiled"
-PREBUILT=R PARTS=best LTX_ARGS="--profile-loop 3" timeout ${Q3_E2E_LIMIT:-250} \
-  bash tools/gpu_e2e.sh > /dev/null 2>&1
-echo "gpu_e2e rc $?" | tee -a "$LOG"
-grep -E "^==|ms/step|over the loop|against|  (eager|compile|kernels)|timeline|per step of the loop|GPU state|host-bound|TOO LARGE|FAILED|Error" \
-  "$OUT/e2e.log" | tee -a "$LOG"
+e2e_best R "${Q3_E2E_LIMIT:-250}"
 log "tests R (CUDA): the LTX and FLUX integrations"
 run_tests tests 110 -n 16 -k "cuda and (ltx or flux or diffusers)" tests/test_integrations.py
 log done
