@@ -101,7 +101,6 @@ __device__ __forceinline__ void activation_rows(const ActivationParams<T>& p) {
 
 template <typename T, Act A, bool GATED, int VEC, int UNROLL>
 __global__ void activation_kernel(const ActivationParams<T> p) {
-  grid_dependency_sync();
   activation_rows<T, A, GATED, VEC, UNROLL>(p);
 }
 
@@ -120,7 +119,6 @@ __global__ void activation_kernel(const ActivationParams<T> p) {
 template <Act A, bool GATED, int VEC, int UNROLL>
 __global__ void LTX_ACTIVATION_BF16_BOUNDS
 activation_kernel_bf16(const ActivationParams<__nv_bfloat16> p) {
-  grid_dependency_sync();
   activation_rows<__nv_bfloat16, A, GATED, VEC, UNROLL>(p);
 }
 
@@ -148,11 +146,11 @@ void launch_activation(ActivationParams<T> p, cudaStream_t stream) {
     const int64_t grid = std::min<int64_t>(cfg.blocks, 0x7fffffff);
     const dim3 block(cfg.group * cfg.rows_per_block);
     if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      launch_kernel(activation_kernel_bf16<A, GATED, VC, U>, dim3(static_cast<unsigned>(grid)),
-                    block, 0, stream, p);
+      activation_kernel_bf16<A, GATED, VC, U>
+          <<<dim3(static_cast<unsigned>(grid)), block, 0, stream>>>(p);
     } else {
-      launch_kernel(activation_kernel<T, A, GATED, VC, U>, dim3(static_cast<unsigned>(grid)),
-                    block, 0, stream, p);
+      activation_kernel<T, A, GATED, VC, U>
+          <<<dim3(static_cast<unsigned>(grid)), block, 0, stream>>>(p);
     }
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();

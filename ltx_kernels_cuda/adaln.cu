@@ -180,7 +180,6 @@ __device__ __forceinline__ void accumulate_row(const float (&v)[VEC], float& sum
 template <typename T, typename M, typename W, int VEC, int CHUNKS, bool GATED, bool LAYER,
           bool PRELOAD>
 __global__ void adaln_kernel(const AdaLNParams<T, M, W> p) {
-  grid_dependency_sync();
   __shared__ float smem[32];
   const int G = p.group;
   const int lane = threadIdx.x % G;
@@ -295,7 +294,6 @@ __global__ void adaln_kernel(const AdaLNParams<T, M, W> p) {
 // rounded, stored to residual_out and kept in place of x), shuffle reductions, the write.
 template <typename T, typename M, typename W, int VEC, bool GATED, bool LAYER>
 __global__ void adaln_staged_kernel(const AdaLNParams<T, M, W> p) {
-  grid_dependency_sync();
   extern __shared__ __align__(16) unsigned char stage[];
   __shared__ float red[kStageReduceFloats];  // group_sum's, for groups of several warps
   const int G = p.group;
@@ -512,7 +510,6 @@ struct AdaLNDenseParams {
 template <typename T, typename M, typename W, bool GATED, bool LAYER, bool AFFINE>
 __global__ void __launch_bounds__(kDenseMaxThreads, sizeof(M) > sizeof(T) ? 3 : 4)
 adaln_dense_kernel(const AdaLNDenseParams<T, M, W> p) {
-  grid_dependency_sync();
   constexpr int VEC = kVec16<T>;
   __shared__ float red[LAYER ? 2 : 1][kDenseMaxThreads / 32];
   const uint32_t row = blockIdx.x * blockDim.y + threadIdx.y;
@@ -621,10 +618,9 @@ bool launch_adaln_dense(const AdaLNParams<T, M, W>& p, const DenseKnobs& k, bool
       static_cast<unsigned>((p.rows + db.rows_per_block - 1) / db.rows_per_block);
   const dim3 block(db.width, db.rows_per_block);
   if (p.weight != nullptr || p.bias != nullptr) {
-    launch_kernel(adaln_dense_kernel<T, M, W, GATED, LAYER, true>, dim3(blocks), block, 0, stream, d);
+    adaln_dense_kernel<T, M, W, GATED, LAYER, true><<<blocks, block, 0, stream>>>(d);
   } else {
-    launch_kernel(adaln_dense_kernel<T, M, W, GATED, LAYER, false>, dim3(blocks), block, 0, stream,
-                  d);
+    adaln_dense_kernel<T, M, W, GATED, LAYER, false><<<blocks, block, 0, stream>>>(d);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return true;
@@ -807,7 +803,6 @@ struct GatedResidualParams {
 template <typename T, typename M, int VEC, int UNROLL>
 __global__ void __launch_bounds__(kStreamThreads)
 gated_residual_kernel(const GatedResidualParams<T, M> p) {
-  grid_dependency_sync();
   const int64_t nvec = p.D / VEC;
   for (int64_t rb = blockIdx.x; rb < p.row_blocks; rb += gridDim.x) {
     const int64_t row = rb * blockDim.y + threadIdx.y;
@@ -851,7 +846,6 @@ template <typename T, typename M, int VEC>
 __global__ void __launch_bounds__(kStreamThreads)
 gated_residual_flat_kernel(const GatedResidualParams<T, M> p, const FastDiv nvec_div,
                            const uint32_t nvec, const uint32_t total) {
-  grid_dependency_sync();
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= total) return;
   const uint32_t row = nvec_div.div(i);
@@ -887,10 +881,10 @@ void launch_gated_residual(GatedResidualParams<T, M> p, bool dense, cudaStream_t
     const int64_t total = p.rows * nvec;
     if (dense && flat_on && p.gate_b.fast && total < (int64_t{1} << 31)) {
       const int64_t blocks = (total + flat_threads - 1) / flat_threads;
-      launch_kernel(gated_residual_flat_kernel<T, M, VC>, dim3(static_cast<unsigned>(blocks)),
-                    dim3(flat_threads), 0, stream, p,
-                    FastDiv::make(static_cast<uint32_t>(nvec)), static_cast<uint32_t>(nvec),
-                    static_cast<uint32_t>(total));
+      gated_residual_flat_kernel<T, M, VC>
+          <<<static_cast<unsigned>(blocks), flat_threads, 0, stream>>>(
+              p, FastDiv::make(static_cast<uint32_t>(nvec)), static_cast<uint32_t>(nvec),
+              static_cast<uint32_t>(total));
       return;
     }
     // The row kernel: 2 vectors of x and 2 of y a thread (80 registers for bf16 x on sm_90:
@@ -906,7 +900,7 @@ void launch_gated_residual(GatedResidualParams<T, M> p, bool dense, cudaStream_t
     const dim3 grid(static_cast<unsigned>(std::min<int64_t>(p.row_blocks, 0x7fffffff)),
                     static_cast<unsigned>(std::min<int64_t>(p.tiles, 65535)));
     const dim3 block(cfg.group, cfg.rows_per_block);
-    launch_kernel(gated_residual_kernel<T, M, VC, U>, grid, block, 0, stream, p);
+    gated_residual_kernel<T, M, VC, U><<<grid, block, 0, stream>>>(p);
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }

@@ -102,7 +102,6 @@ __device__ __forceinline__ void rms_norm_load(const T* x, const T* res_in, T* re
 // keep the default order.
 template <typename T, typename W, typename O, int VEC, int CHUNKS, bool ADD, bool PRELOAD>
 __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
-  grid_dependency_sync();
   __shared__ float smem[32];
   const int G = p.group;
   const int sub = threadIdx.x / G;  // row within the block: one division by the run-time G
@@ -206,7 +205,6 @@ __global__ void rms_norm_kernel(const RmsNormParams<T, W, O> p) {
 // reduction, one barrier for the weight (written by other threads), and the write.
 template <typename T, typename W, typename O, int VEC, bool ADD>
 __global__ void rms_norm_staged_kernel(const RmsNormParams<T, W, O> p) {
-  grid_dependency_sync();
   extern __shared__ __align__(16) unsigned char stage[];
   __shared__ float red[kStageReduceFloats];  // group_sum's, for groups of several warps
   const int G = p.group;
@@ -312,7 +310,6 @@ constexpr int kRmsDenseBlocksPerSm =
 template <typename T, typename W, typename O, int VPT, bool ADD, bool HAS_W>
 __global__ void __launch_bounds__(kDenseMaxThreads, (kRmsDenseBlocksPerSm<T, W, O, VPT, ADD>))
     rms_norm_dense_kernel(const RmsNormDenseParams<T, W, O> p) {
-  grid_dependency_sync();
   constexpr int VEC = kVec16<T>;
   __shared__ float red[kDenseMaxThreads / 32];
   const uint32_t row = blockIdx.x * blockDim.y + threadIdx.y;
@@ -420,9 +417,8 @@ bool launch_rms_norm_dense(const RmsNormParams<T, W, O>& p, bool one_wave, cudaS
       static_cast<unsigned>((p.rows + db.rows_per_block - 1) / db.rows_per_block);
   const dim3 block(db.width, db.rows_per_block);
   auto go = [&](auto vpt_c, auto has_w_c) {
-    launch_kernel(
-        rms_norm_dense_kernel<T, W, O, decltype(vpt_c)::value, ADD, decltype(has_w_c)::value>,
-        dim3(blocks), block, 0, stream, d);
+    rms_norm_dense_kernel<T, W, O, decltype(vpt_c)::value, ADD, decltype(has_w_c)::value>
+        <<<blocks, block, 0, stream>>>(d);
   };
   auto with_w = [&](auto vpt_c) {
     if (p.weight != nullptr) {

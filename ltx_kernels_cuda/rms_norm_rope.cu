@@ -138,7 +138,6 @@ __device__ __forceinline__ void row_sums(float (&ss)[NT], int G, int gi, float (
 template <typename T, typename W, typename C, int VEC, bool IL, int CHUNKS, int NT>
 __global__ void __launch_bounds__(CHUNKS == 0 ? kMaxStreamThreads : 256)
     rms_norm_rope_kernel(const RmsNormRopeParams<T, W, C> p) {
-  grid_dependency_sync();
   constexpr int F = RopeItem<VEC, IL>::F;
   __shared__ float smem[NT][32];
   const int G = p.group;
@@ -260,7 +259,6 @@ struct NormRopeDenseParams {
 template <typename T, typename W, typename C, int NT, bool PAIRS, bool HAS_W>
 __global__ void __launch_bounds__(kDenseMaxThreads, 2)
     rms_norm_rope_dense_kernel(const NormRopeDenseParams<T, W, C> p) {
-  grid_dependency_sync();
   constexpr int VEC = kVec16<T>;
   constexpr int U = VEC / 2;  // pairs a vector
   __shared__ float red[NT][kDenseMaxThreads / 32];
@@ -367,9 +365,8 @@ bool launch_rms_norm_rope_dense(const RmsNormRopeParams<T, W, C>& p, int D, int 
   d.eps = p.eps;
   const dim3 block(db.width, db.rows_per_block);
   auto go = [&](auto pairs_c, auto has_w_c) {
-    launch_kernel(rms_norm_rope_dense_kernel<T, W, C, NT, decltype(pairs_c)::value,
-                                             decltype(has_w_c)::value>,
-                  dim3(static_cast<unsigned>(blocks)), block, 0, stream, d);
+    rms_norm_rope_dense_kernel<T, W, C, NT, decltype(pairs_c)::value, decltype(has_w_c)::value>
+        <<<static_cast<unsigned>(blocks), block, 0, stream>>>(d);
   };
   auto with_w = [&](auto pairs_c) {
     if (has_w) {
@@ -422,7 +419,7 @@ void launch_rms_norm_rope(RmsNormRopeParams<T, W, C> p, int D, int R, bool inter
       dispatch_chunks(cfg.chunks, [&](auto chunks_c) {
         constexpr int CC = decltype(chunks_c)::value;
         if constexpr (CC * F * NT <= kMaxCachedFloats) {  // the others are never chosen
-          launch_kernel(rms_norm_rope_kernel<T, W, C, VC, IL, CC, NT>, grid, block, 0, stream, p);
+          rms_norm_rope_kernel<T, W, C, VC, IL, CC, NT><<<grid, block, 0, stream>>>(p);
         }
       });
       C10_CUDA_KERNEL_LAUNCH_CHECK();

@@ -46,7 +46,6 @@ struct RopeParams {
 
 template <typename T, typename C, int VEC, bool IL>
 __global__ void rope_kernel(const RopeParams<T, C> p) {
-  grid_dependency_sync();
   using I = RopeItem<VEC, IL>;
   // Block-uniform choice of tensor; fields are selected one by one so that the parameter
   // struct is read in place (no local copy).
@@ -120,8 +119,8 @@ void launch_rope(RopeParams<T, C> p, int count, int D, int R, bool interleaved,
       const int64_t blocks = p.blocks0 + blocks1;
       if (blocks == 0) return;
       LTX_CHECK(blocks <= 0x7fffffff, "input: too many rows (", p.t[0].rows + p.t[1].rows, ")");
-      launch_kernel(rope_kernel<T, C, VC, IL>, dim3(static_cast<unsigned>(blocks)),
-                    dim3(p.group * rows_per_block), 0, stream, p);
+      rope_kernel<T, C, VC, IL>
+          <<<dim3(static_cast<unsigned>(blocks)), dim3(p.group * rows_per_block), 0, stream>>>(p);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
     if (interleaved) {
@@ -251,7 +250,6 @@ __device__ __forceinline__ void rope_rotate_packed(const PackedItem<T, VEC, IL>&
 
 template <typename T, typename C, int VEC, bool IL, int HB>
 __global__ void rope_heads_kernel(const RopeHeadsParams<T, C> p) {
-  grid_dependency_sync();
   const int lane = threadIdx.x % p.lanes;
   const int slot = threadIdx.x / p.lanes;
   const int64_t tok = static_cast<int64_t>(blockIdx.x) * p.tpb + slot % p.tpb;
@@ -398,11 +396,9 @@ bool launch_rope_heads(at::Tensor* outs, const at::Tensor* xs, int count, const 
     if (hpt <= 1) return false;
     const int threads = p.lanes * p.groups * p.tpb;
     if (hb >= 2) {
-      launch_kernel(rope_heads_kernel<T, C, V, IL, 2>, dim3(static_cast<unsigned>(blocks)),
-                    dim3(threads), 0, stream, p);
+      rope_heads_kernel<T, C, V, IL, 2><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(p);
     } else {
-      launch_kernel(rope_heads_kernel<T, C, V, IL, 1>, dim3(static_cast<unsigned>(blocks)),
-                    dim3(threads), 0, stream, p);
+      rope_heads_kernel<T, C, V, IL, 1><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(p);
     }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return true;

@@ -11,10 +11,8 @@
 #include <cstdlib>
 #include <string>
 #include <type_traits>
-#include <utility>
 
 #include "common/op_checks.h"
-#include "ltx_kernels_cuda/common/grid_dep.cuh"
 #include "ltx_kernels_cuda/common/rows.cuh"
 
 namespace ltx {
@@ -98,38 +96,6 @@ inline int device_attr() {
 
 // Streaming multiprocessors of the current device.
 inline int device_sms() { return device_attr<cudaDevAttrMultiProcessorCount>(); }
-
-// Whether launch_kernel asks for programmatic dependent launch: on sm_90 and newer, unless
-// LTX_PDL=0 (read once). See common/grid_dep.cuh for what it does and why it is safe.
-inline bool pdl_wanted() {
-  static const int knob = env_int("LTX_PDL", 1, /*zero_turns_off=*/true);
-  return knob > 0 && device_attr<cudaDevAttrComputeCapabilityMajor>() >= 9;
-}
-
-// Every launch of this package: `kernel<<<grid, block, smem, stream>>>(args...)`, with
-// programmatic stream serialization where pdl_wanted() (the kernels all start with
-// grid_dependency_sync()). Under stream capture the attribute becomes a programmatic edge of
-// the CUDA graph. Should the runtime refuse the attribute, the launch is made plainly (the
-// error cleared); a plain launch's error is reported by the caller's launch check.
-template <typename... KArgs, typename... Args>
-void launch_kernel(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem,
-                   cudaStream_t stream, Args&&... args) {
-  if (pdl_wanted()) {
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = block;
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    if (cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...) == cudaSuccess) return;
-    (void)cudaGetLastError();
-  }
-  kernel<<<grid, block, smem, stream>>>(std::forward<Args>(args)...);
-}
 
 // How the row kernels (RMSNorm, AdaLN) launch `rows` rows of `nvec` vectors, and whether the
 // per-row operands (weight, scale / shift) are loaded with the row (preload). Grids of at most
@@ -243,8 +209,7 @@ template <typename Kernel, typename Params>
 void launch_staged(Kernel kernel, const StageConfig& c, int64_t rows, const Params& p,
                    cudaStream_t stream) {
   const int64_t blocks = (rows + c.rows_per_block - 1) / c.rows_per_block;
-  launch_kernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(c.group * c.rows_per_block),
-                c.bytes, stream, p);
+  kernel<<<static_cast<unsigned>(blocks), c.group * c.rows_per_block, c.bytes, stream>>>(p);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
@@ -334,7 +299,7 @@ void launch_rows(int vec, const RowLaunch& launch, int64_t rows, const Params& p
         if (launch.preload) kernel = kernel_for(vec_c, chunks_c, std::true_type{});
         if (!block_fits(kernel, threads)) kernel = kernel_for(vec_c, IntC<0>{}, std::false_type{});
       }
-      launch_kernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(threads), 0, stream, p);
+      kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(p);
     });
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
