@@ -21,7 +21,9 @@
 #include "common/activation_math.h"
 #include "common/op_checks.h"
 #include "torch-ext/torch_binding.h"
+#include "ltx_kernels_cuda/common/dense.cuh"
 #include "ltx_kernels_cuda/common/dispatch.cuh"
+#include "ltx_kernels_cuda/common/fast_rows.cuh"
 #include "ltx_kernels_cuda/common/launch.cuh"
 #include "ltx_kernels_cuda/common/rows.cuh"
 #include "ltx_kernels_cuda/common/vec.cuh"
@@ -41,14 +43,32 @@ struct ActivationParams {
   int64_t blocks;       // row blocks x tiles
 };
 
-// The kernel body, shared by activation_kernel and activation_kernel_bf16 below.
-template <typename T, Act A, bool GATED, int VEC, int UNROLL>
-__device__ __forceinline__ void activation_rows(const ActivationParams<T>& p) {
+// One vector's outputs `y` from its values `a` (and gates `g` for the gated ops; unused
+// otherwise), in fp32. Shared by the row and the flat kernels.
+template <typename T, Act A, bool GATED, int VEC>
+__device__ __forceinline__ void activate_vec(const Vec<T, VEC>& a, const Vec<T, VEC>& g,
+                                             float (&y)[VEC]) {
   // 16-bit outputs use __expf / __fdividef (a few fp32 ulps, far below their rounding);
   // fp32 outputs use the accurate expf and division, to stay within 1e-5 of fp64.
   constexpr bool kFast = !std::is_same_v<T, float>;
   // bf16 tanh GELU: one special-function instruction per element (activation_math.h).
   constexpr bool k1Mufu = std::is_same_v<T, __nv_bfloat16> && !GATED && A == Act::kGeluTanh;
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) {
+    const float va = to_float(a.v[i]);
+    if constexpr (GATED) {
+      y[i] = gated_act<A, kFast>(va, to_float(g.v[i]));
+    } else if constexpr (k1Mufu) {
+      y[i] = gelu_tanh_1mufu(va);
+    } else {
+      y[i] = act<A, kFast>(va);
+    }
+  }
+}
+
+// The row kernel's body, shared by activation_kernel and activation_kernel_bf16 below.
+template <typename T, Act A, bool GATED, int VEC, int UNROLL>
+__device__ __forceinline__ void activation_rows(const ActivationParams<T>& p) {
   using V = Vec<T, VEC>;
   const int G = p.group;
   const int lane = threadIdx.x % G;
@@ -80,19 +100,7 @@ __device__ __forceinline__ void activation_rows(const ActivationParams<T>& p) {
       const int64_t idx = first + static_cast<int64_t>(u) * G;
       if (idx < nvec) {
         float y[VEC];
-#pragma unroll
-        for (int i = 0; i < VEC; ++i) {
-          const float va = to_float(a[u].v[i]);
-          if constexpr (GATED) {
-            y[i] = gated_act<A, kFast>(va, to_float(g[u].v[i]));
-          } else {
-            if constexpr (k1Mufu) {
-              y[i] = gelu_tanh_1mufu(va);
-            } else {
-              y[i] = act<A, kFast>(va);
-            }
-          }
-        }
+        activate_vec<T, A, GATED, VEC>(a[u], g[u], y);
         store_floats<T, VEC>(out + idx * VEC, y);
       }
     }
@@ -122,6 +130,29 @@ activation_kernel_bf16(const ActivationParams<__nv_bfloat16> p) {
   activation_rows<__nv_bfloat16, A, GATED, VEC, UNROLL>(p);
 }
 
+// The flat kernel (run S, change 49): one 16-byte vector a thread, the threads enumerating
+// every output vector of the tensor with 32-bit indices, the row from a FastDiv (`nvec`
+// vectors a row), x's and out's rows at one stride each (`xs`, `os` elements). The row kernel
+// above holds 60-64 registers in bf16 (4 vectors a thread, 64-bit indices: at most 4 blocks of
+// 256 threads a SM) where this one needs few, as torch.compile's kernel (one vector a thread,
+// blocks of 128); gated_residual's flat kernel (change 33) took 9-19% off its row kernel so.
+template <typename T, Act A, bool GATED, int VEC>
+__global__ void __launch_bounds__(kStreamThreads)
+activation_flat_kernel(const ActivationParams<T> p, const FastDiv nvec_div, const uint32_t nvec,
+                       const uint32_t xs, const uint32_t os, const uint32_t total) {
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= total) return;
+  const uint32_t row = nvec_div.div(i);
+  const uint32_t col = (i - row * nvec) * VEC;
+  const T* x = p.x + row * xs + col;
+  const Vec<T, VEC> a = load_vec<T, VEC>(x);
+  Vec<T, VEC> g;  // the gate half; unused (and removed) when !GATED
+  if constexpr (GATED) g = load_vec<T, VEC>(x + nvec * VEC);
+  float y[VEC];
+  activate_vec<T, A, GATED, VEC>(a, g, y);
+  store_floats<T, VEC>(p.out + row * os + col, y);
+}
+
 template <typename T, Act A, bool GATED>
 void launch_activation(ActivationParams<T> p, cudaStream_t stream) {
   // 16-byte vectors when every access is a 16-byte aligned run of V elements: D a multiple of
@@ -132,6 +163,27 @@ void launch_activation(ActivationParams<T> p, cudaStream_t stream) {
   const bool vec_ok = p.D % V == 0 && is_aligned(p.x, 16) && is_aligned(p.out, 16) &&
                       p.x_rows.outer_stride % V == 0 && p.x_rows.inner_stride % V == 0 &&
                       p.out_rows.outer_stride % V == 0 && p.out_rows.inner_stride % V == 0;
+  // The flat kernel (LTX_ACT_FLAT: 0 never, 1 the gated ops, 2 every activation [1];
+  // LTX_ACT_FLAT_THREADS [128] threads a block, 32..256) for 16-byte vectors over rows at one
+  // stride each, every element offset below 2^31.
+  static const int flat_mode = env_int("LTX_ACT_FLAT", 1, /*zero_turns_off=*/true);
+  static const int flat_threads =
+      std::clamp(env_int("LTX_ACT_FLAT_THREADS", 128), 32, kStreamThreads);
+  uint32_t xs = 0, os = 0;
+  const int64_t flat_nvec = p.D / V;
+  if (vec_ok && flat_mode >= (GATED ? 1 : 2) && p.rows * flat_nvec < (int64_t{1} << 31) &&
+      dense_rows(p.x_rows, p.rows, GATED ? 2 * p.D : p.D, xs) &&
+      dense_rows(p.out_rows, p.rows, p.D, os)) {
+    const int64_t total = p.rows * flat_nvec;
+    if (total == 0) return;
+    const int64_t blocks = (total + flat_threads - 1) / flat_threads;
+    activation_flat_kernel<T, A, GATED, V>
+        <<<static_cast<unsigned>(blocks), flat_threads, 0, stream>>>(
+            p, FastDiv::make(static_cast<uint32_t>(flat_nvec)),
+            static_cast<uint32_t>(flat_nvec), xs, os, static_cast<uint32_t>(total));
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
   dispatch_vec<V>(vec_ok ? V : 1, [&](auto vec_c) {
     constexpr int VC = decltype(vec_c)::value;
     // Four 16-byte loads in flight per thread (4 vectors, or 2 from each half for the gated

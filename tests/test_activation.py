@@ -112,6 +112,30 @@ def test_gated_reference(kernel, device, name, dtype, H, layout):
     assert_close(y, ref(x))
 
 
+@pytest.mark.parametrize("strided", [False, True], ids=["contiguous", "strided"])
+@pytest.mark.parametrize("name", ALL_OPS)
+def test_many_rows(kernel, device, name, strided):
+    """Thousands of rows of a D that is not a power of two, contiguous or rows of x and out
+    inside wider buffers: on CUDA the flat kernel (one vector a thread, the row of each vector
+    from a multiply-shift division, rows at one stride each) where it applies, every row and
+    both ends of each checked."""
+    rows, D = 4099, 2752
+    width = D if name in ELEMENTWISE else 2 * D
+    dtype = torch.bfloat16
+    g = torch.Generator(device=device).manual_seed(3)
+    buf = 3 * torch.randn(rows, width + (64 if strided else 0), generator=g, device=device,
+                          dtype=torch.float32).to(dtype)
+    x = buf[:, :width]
+    obuf = poisoned((rows, D + (32 if strided else 0)), dtype, device)
+    out = obuf[:, :D]
+    op, ref, _ = ALL_OPS[name]
+    y = op(kernel, x, out=out)
+    assert y is out
+    assert_close(y, ref(x))
+    if strided:  # nothing written beyond each row
+        assert torch.isnan(obuf[:, D:].float()).all()
+
+
 @pytest.mark.kernels_ci
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", ALL_OPS)

@@ -1,6 +1,7 @@
 """The row kernels' staged and dense paths under the knobs that change which code runs
 (common/launch.cuh: StageKnobs, stage_config; adaln.cu: LTX_GATED_STAGE_Y; common/dense.cuh:
-DenseKnobs, for adaln.cu, rms_norm.cu and rms_norm_rope.cu).
+DenseKnobs, for adaln.cu, rms_norm.cu and rms_norm_rope.cu), and the activations' row and flat
+kernels (activation.cu: LTX_ACT_FLAT).
 
 The knobs are read once per process, so each setting runs CUDA tests of rms_norm, adaln and
 rms_norm_rope again in a child pytest with that environment: the defaults send only some
@@ -66,6 +67,11 @@ SETTINGS = {
     # Every dense path off: on sm_90 the paths sm_75 / sm_80 take (register, staged and the
     # generic norm + rope kernel), for the RMSNorm and norm + rope tests.
     "dense-off": dict(NO_DENSE, LTX_NORM_ROPE_DENSE="0"),
+    # The activations (activation.cu): the row kernel for every layout (on every device the
+    # defaults send dense rows of 16-byte vectors of the gated ops to the flat kernel), and the
+    # flat kernel for gelu_tanh and silu too.
+    "act-row-kernel": {"LTX_ACT_FLAT": "0"},
+    "act-flat-every-op": {"LTX_ACT_FLAT": "2"},
 }
 # The child's selection: the reference tests of both files (every dtype, operand kind and row
 # count; not the misaligned layouts, whose scalar accesses are never staged), or for the
@@ -82,12 +88,14 @@ SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
           "gated-y-read": _GATED, "dense-every-grid": _DENSE,
           "dense-row-blocks": "cuda and contiguous and reference",
           "rms-dense-two-vectors": "cuda and not misaligned and not long_rows and not huge",
-          "dense-off": "cuda and not misaligned and (rms_norm or norm_rope) and not huge"}
+          "dense-off": "cuda and not misaligned and (rms_norm or norm_rope) and not huge",
+          "act-row-kernel": "cuda", "act-flat-every-op": "cuda"}
 # The test files of each setting.
 FILES = {name: ["tests/test_rms_norm.py", "tests/test_adaln.py"] for name in SETTINGS}
 FILES["dense-every-grid"] = ["tests/test_adaln.py"]
 FILES["rms-dense-two-vectors"] = ["tests/test_rms_norm.py"]
 FILES["dense-off"] = ["tests/test_rms_norm.py", "tests/test_rope.py"]
+FILES["act-row-kernel"] = FILES["act-flat-every-op"] = ["tests/test_activation.py"]
 
 
 @pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device")
