@@ -4,7 +4,8 @@
 #   - CUDA tests: the activations at the defaults, then under the knobs (row kernel only; flat
 #     for every activation), and the back-to-back chains
 #   - ours alone, the activations, bf16 and fp16: the row kernel (LTX_ACT_FLAT=0) against the
-#     flat kernel for every activation (=2), interleaved twice
+#     flat kernel for every activation (=2), interleaved twice; the flat kernel in blocks of
+#     256 threads once
 #   - the activations with every peer, bf16 and fp16, at the defaults (the table's rows)
 #   - LTX-Video 2B eager and kernels (one process), LLaMA-8B-sized prefill (the four
 #     configurations): with call 1's compile and kernels + compile, issue 5's configurations
@@ -28,10 +29,13 @@ sweep() {  # name, env...: ours alone, bf16 and fp16
     --out "$W/$name" 2>&1 | tail -1
 }
 sweep row1 LTX_ACT_FLAT=0; sweep flat1 LTX_ACT_FLAT=2; sweep row2 LTX_ACT_FLAT=0
-sweep flat2 LTX_ACT_FLAT=2
+sweep flat2 LTX_ACT_FLAT=2; sweep flat256 LTX_ACT_FLAT=2 LTX_ACT_FLAT_THREADS=256
 log "A = row kernel (LTX_ACT_FLAT=0), B = flat kernel for every activation (=2)"
 python3 tools/ab_table.py $W/row1/sweep.csv $W/row2/sweep.csv -- \
   $W/flat1/sweep.csv $W/flat2/sweep.csv | tee "$W/ab.md" | tee -a "$LOG"
+log "A = flat kernel, blocks of 128 threads, B = of 256 (once)"
+python3 tools/ab_table.py $W/flat1/sweep.csv $W/flat2/sweep.csv -- $W/flat256/sweep.csv \
+  | tee "$W/ab-256.md" | tee -a "$LOG"
 for dt in bf16 fp16; do
   log "$OPS: ours (defaults) and every peer, $dt"
   timeout 70 python3 benchmarks/sweep.py --dtypes $dt --ops $OPS --out "$W/peers-$dt" 2>&1 \
