@@ -68,10 +68,10 @@ SETTINGS = {
     # generic norm + rope kernel), for the RMSNorm and norm + rope tests.
     "dense-off": dict(NO_DENSE, LTX_NORM_ROPE_DENSE="0"),
     # The activations (activation.cu): the row kernel for every layout (on every device the
-    # defaults send dense rows of 16-byte vectors of the gated ops to the flat kernel), and the
-    # flat kernel for gelu_tanh and silu too.
+    # defaults send dense rows of 16-byte vectors to the flat kernel), and the flat kernel for
+    # the gated ops only (gelu_tanh and silu on the row kernel, run S call 2's default).
     "act-row-kernel": {"LTX_ACT_FLAT": "0"},
-    "act-flat-every-op": {"LTX_ACT_FLAT": "2"},
+    "act-flat-gated": {"LTX_ACT_FLAT": "1"},
 }
 # The child's selection: the reference tests of both files (every dtype, operand kind and row
 # count; not the misaligned layouts, whose scalar accesses are never staged), or for the
@@ -89,13 +89,13 @@ SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
           "dense-row-blocks": "cuda and contiguous and reference",
           "rms-dense-two-vectors": "cuda and not misaligned and not long_rows and not huge",
           "dense-off": "cuda and not misaligned and (rms_norm or norm_rope) and not huge",
-          "act-row-kernel": "cuda", "act-flat-every-op": "cuda"}
+          "act-row-kernel": "cuda", "act-flat-gated": "cuda"}
 # The test files of each setting.
 FILES = {name: ["tests/test_rms_norm.py", "tests/test_adaln.py"] for name in SETTINGS}
 FILES["dense-every-grid"] = ["tests/test_adaln.py"]
 FILES["rms-dense-two-vectors"] = ["tests/test_rms_norm.py"]
 FILES["dense-off"] = ["tests/test_rms_norm.py", "tests/test_rope.py"]
-FILES["act-row-kernel"] = FILES["act-flat-every-op"] = ["tests/test_activation.py"]
+FILES["act-row-kernel"] = FILES["act-flat-gated"] = ["tests/test_activation.py"]
 
 
 @pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device")
