@@ -52,7 +52,8 @@ inline bool dense_wanted(const DenseKnobs& k, int nvec, bool one_wave) {
 }
 
 // Rows `r` of a tensor at r * stride (one level, D elements each) addressed in 32 bits: `rows`
-// rows of `D`, every element below 2^31. `stride` gets the row stride.
+// rows of `D`, every element below 2^31. `stride` gets the row stride. (Also the test of
+// activation.cu's flat kernel for its x and out.)
 inline bool dense_rows(const Rows& r, int64_t rows, int64_t D, uint32_t& stride) {
   constexpr int64_t kLimit = int64_t{1} << 31;
   const int64_t s = r.outer_stride;
