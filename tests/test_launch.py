@@ -70,7 +70,7 @@ def _check(got: list[torch.Tensor], want: list[torch.Tensor], what: str) -> None
             f"(max abs diff {(g.float() - w.float()).abs().max().item():.3e})")
 
 
-def test_chain_eager_matches_serialized():
+def test_chain_eager_cuda_matches_serialized():
     k = load_kernel("cuda")
     t = _inputs()
     want = _chain(k, t, sync=True)
