@@ -506,7 +506,6 @@ struct AdaLNDenseParams {
 // A register bound of 32 (4 blocks of kDenseMaxThreads an SM, as compile's kernel at 30
 // registers); 40 (3 blocks) for fp32 modulation of a 16-bit x, whose three operand vectors are
 // twice the registers (at 32 those instances spilled 24-48 bytes).
-
 template <typename T, typename M, typename W, bool GATED, bool LAYER, bool AFFINE>
 __global__ void __launch_bounds__(kDenseMaxThreads, sizeof(M) > sizeof(T) ? 3 : 4)
 adaln_dense_kernel(const AdaLNDenseParams<T, M, W> p) {
