@@ -4,15 +4,15 @@ DenseKnobs, for adaln.cu, rms_norm.cu and rms_norm_rope.cu), and the activations
 kernels (activation.cu: LTX_ACT_FLAT).
 
 The knobs are read once per process, so each setting runs CUDA tests of rms_norm, adaln,
-rms_norm_rope or the activations again in a child pytest with that environment: the defaults send only some
-shapes down the staged path (grids beyond one wave, rows of at most 384 or 512 vectors,
-groups of at most 32 to 128 threads), the AdaLN kernels' dense path takes contiguous rows of
-up to 512 vectors first (on sm_90; plain adaln with shared modulation only up to 32 MB of x),
-RMSNorm's dense path rows at one stride of up to 1024 vectors (rms_norm up to 8 MiB of x), the
-norm + rope kernels' dense path interleaved rows of up to 512 (both on sm_90), the
-activations' flat kernel dense rows of 16-byte vectors (any device), and these
-settings send every shape of those tests down the paths the defaults leave out. CUDA only: on
-the CPU there is nothing the knobs change.
+rms_norm_rope or the activations again in a child pytest with that environment: the defaults
+send only some shapes down the staged path (grids beyond one wave, rows of at most 384 or 512
+vectors, groups of at most 32 to 128 threads), the AdaLN kernels' dense path takes contiguous
+rows of up to 512 vectors first (on sm_90; plain adaln with shared modulation only up to 32 MB
+of x), RMSNorm's dense path rows at one stride of up to 1024 vectors (rms_norm up to 8 MiB of
+x), the norm + rope kernels' dense path interleaved rows of up to 512 (both on sm_90), the
+activations' flat kernel dense rows of 16-byte vectors (any device), and these settings send
+every shape of those tests down the paths the defaults leave out. CUDA only: on the CPU there
+is nothing the knobs change.
 """
 
 from __future__ import annotations
