@@ -148,9 +148,9 @@ activation_flat_kernel(const ActivationParams<T> p, const FastDiv nvec_div, cons
   const uint32_t row = nvec_div.div(i);
   const uint32_t col = (i - row * nvec) * VEC;
   const T* x = p.x + row * xs + col;
-  const Vec<T, VEC> a = load_vec<T, VEC>(x);
+  const Vec<T, VEC> a = load_vec_once<T, VEC>(x);
   Vec<T, VEC> g;  // the gate half; unused (and removed) when !GATED
-  if constexpr (GATED) g = load_vec<T, VEC>(x + nvec * VEC);
+  if constexpr (GATED) g = load_vec_once<T, VEC>(x + nvec * VEC);
   float y[VEC];
   activate_vec<T, A, GATED, VEC>(a, g, y);
   store_floats<T, VEC>(p.out + row * os + col, y);

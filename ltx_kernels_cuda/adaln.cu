@@ -330,10 +330,12 @@ __global__ void adaln_staged_kernel(const AdaLNParams<T, M, W> p) {
   T* out = p.out + p.out_rows.offset(r);
   T* res = GATED ? p.residual_out + p.res_rows.offset(r) : nullptr;
   if (active) {
-    stage_row_async<T, VEC>(p.st_x, stage, sub, p.x + p.x_rows.offset(row), lane, G, nvec);
+    stage_row_async<T, VEC, true>(p.st_x, stage, sub, p.x + p.x_rows.offset(row), lane, G,
+                                  nvec);
     if constexpr (GATED) {
       if (p.stage_y) {
-        stage_row_async<T, VEC>(p.st_y, stage, sub, p.y + p.y_rows.offset(row), lane, G, nvec);
+        stage_row_async<T, VEC, true>(p.st_y, stage, sub, p.y + p.y_rows.offset(row), lane, G,
+                                      nvec);
       }
       if (has_gate && p.st_gate.row_stride != 0) {
         stage_row_async<M, VEC>(p.st_gate, stage, sub, mod_src(p.gate, p.gate_b, p.st_gate),
@@ -522,9 +524,9 @@ adaln_dense_kernel(const AdaLNDenseParams<T, M, W> p) {
   Vec<T, VEC> xv, yv;
   Vec<M, VEC> gv{}, scv, shv;
   if (on) {
-    xv = load_vec<T, VEC>(p.x + at);
+    xv = load_vec_once<T, VEC>(p.x + at);
     if constexpr (GATED) {
-      yv = load_vec<T, VEC>(p.y + at);
+      yv = load_vec_once<T, VEC>(p.y + at);
       if (has_gate) gv = load_vec<M, VEC>(p.gate + p.gate_b.offset(row) + col);
     }
     scv = load_vec<M, VEC>(p.scale + p.scale_b.offset(row) + col);
@@ -818,8 +820,8 @@ gated_residual_kernel(const GatedResidualParams<T, M> p) {
       for (int u = 0; u < UNROLL; ++u) {
         const int64_t i = first + u * blockDim.x;
         if (i < nvec) {
-          xv[u] = load_vec<T, VEC>(x + i * VEC);
-          yv[u] = load_vec<T, VEC>(y + i * VEC);
+          xv[u] = load_vec_once<T, VEC>(x + i * VEC);
+          yv[u] = load_vec_once<T, VEC>(y + i * VEC);
           gv[u] = load_vec<M, VEC>(gate + i * VEC);
         }
       }
@@ -849,8 +851,8 @@ gated_residual_flat_kernel(const GatedResidualParams<T, M> p, const FastDiv nvec
   if (i >= total) return;
   const uint32_t row = nvec_div.div(i);
   const uint32_t col = i - row * nvec;
-  const Vec<T, VEC> xv = load_vec<T, VEC>(p.x + static_cast<int64_t>(i) * VEC);
-  const Vec<T, VEC> yv = load_vec<T, VEC>(p.y + static_cast<int64_t>(i) * VEC);
+  const Vec<T, VEC> xv = load_vec_once<T, VEC>(p.x + static_cast<int64_t>(i) * VEC);
+  const Vec<T, VEC> yv = load_vec_once<T, VEC>(p.y + static_cast<int64_t>(i) * VEC);
   const Vec<M, VEC> gv = load_vec<M, VEC>(p.gate + p.gate_b.offset(row) + col * VEC);
   float v[VEC];
   gated_sum<T, M, VEC>(xv, yv, gv, /*has_gate=*/true, v);

@@ -223,8 +223,8 @@ __global__ void rms_norm_staged_kernel(const RmsNormParams<T, W, O> p) {
   O* out = p.out + (active ? p.out_rows.offset(row) : 0);
   T* res = ADD ? p.residual + (active ? p.res_rows.offset(row) : 0) : nullptr;
   if (active) {
-    stage_row_async<T, VEC>(p.st_x, stage, sub, x, lane, G, nvec);
-    if constexpr (ADD) stage_row_async<T, VEC>(p.st_res, stage, sub, res, lane, G, nvec);
+    stage_row_async<T, VEC, true>(p.st_x, stage, sub, x, lane, G, nvec);
+    if constexpr (ADD) stage_row_async<T, VEC, true>(p.st_res, stage, sub, res, lane, G, nvec);
   }
   copy_async_commit();
   // The weight first (the older group), shared by the block; then this thread's own vectors.
@@ -324,8 +324,8 @@ __global__ void __launch_bounds__(kDenseMaxThreads, (kRmsDenseBlocksPerSm<T, W, 
     const uint32_t idx = threadIdx.x + i * blockDim.x;
     on[i] = row_on && idx < p.nvec;
     if (on[i]) {
-      xv[i] = load_vec<T, VEC>(x + idx * VEC);
-      if constexpr (ADD) rv[i] = load_vec<T, VEC>(res + idx * VEC);
+      xv[i] = load_vec_once<T, VEC>(x + idx * VEC);
+      if constexpr (ADD) rv[i] = load_vec_once<T, VEC>(res + idx * VEC);
       if constexpr (HAS_W) wv[i] = load_vec<W, VEC>(p.weight + idx * VEC);
     }
   }

@@ -272,7 +272,7 @@ __global__ void __launch_bounds__(kDenseMaxThreads, 2)
   if (on) {
 #pragma unroll
     for (int t = 0; t < NT; ++t) {
-      xv[t] = load_vec<T, VEC>(p.x[t] + p.x_rows[t].offset(row) + col);
+      xv[t] = load_vec_once<T, VEC>(p.x[t] + p.x_rows[t].offset(row) + col);
       if constexpr (HAS_W) wv[t] = load_vec<W, VEC>(p.weight[t] + col);
     }
     if (rot) {

@@ -206,8 +206,8 @@ struct PackedItem {
   Vec<T, VEC> a[kVecs];
 
   __device__ __forceinline__ void load(const T* row, int pa, int pb) {
-    a[0] = load_vec<T, VEC>(row + pa);
-    if constexpr (kVecs == 2) a[1] = load_vec<T, VEC>(row + pb);
+    a[0] = load_vec_once<T, VEC>(row + pa);
+    if constexpr (kVecs == 2) a[1] = load_vec_once<T, VEC>(row + pb);
   }
   __device__ __forceinline__ void store(T* row, int pa, int pb) const {
     store_vec<T, VEC>(row + pa, a[0]);

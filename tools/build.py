@@ -307,7 +307,7 @@ def cxx_std(t: Torch) -> str:
 
 def compile_jobs(cfg: dict, backend: str, torch_info: Torch, ns: str, gen_dir: Path,
                  obj_dir: Path, caps: list[str], njobs: int, shim: list[str],
-                 ptx: bool = True) -> list[Job]:
+                 ptx: bool = True, extra_defines: tuple[str, ...] = ()) -> list[Job]:
     py_include = sysconfig.get_paths()["include"]
     if not (Path(py_include) / "Python.h").exists():
         raise SystemExit(f"error: Python.h not found in {py_include} (install the Python headers)")
@@ -317,6 +317,7 @@ def compile_jobs(cfg: dict, backend: str, torch_info: Torch, ns: str, gen_dir: P
         f"-DPy_LIMITED_API={PY_LIMITED_API}",
         f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
         "-DCPU_KERNEL" if backend == "cpu" else "-DCUDA_KERNEL",
+        *[f"-D{d}" for d in extra_defines],
     ]
     base_inc = [f"-I{ROOT}", f"-I{gen_dir}", *[f"-I{p}" for p in torch_info.include],
                 *[f"-I{p}" for p in shim], f"-I{py_include}"]
@@ -429,7 +430,7 @@ def build_backend(cfg: dict, backend: str, torch_info: Torch, args) -> Path:
     shim = cuda_shim_include(build_dir, torch_info.include) if backend == "cuda" else []
     log(f"== {variant}: namespace {ns}" + (f", CUDA {' '.join(caps)}" if caps else ""))
     jobs = compile_jobs(cfg, backend, torch_info, ns, gen_dir, obj_dir, caps, args.jobs, shim,
-                        ptx=not args.no_ptx)
+                        ptx=not args.no_ptx, extra_defines=tuple(args.define))
     run_jobs(jobs, args.jobs, args.verbose)
     so = obj_dir / f"{ns}.abi3.so"
     link([j.obj for j in jobs], so, backend, torch_info)
@@ -449,6 +450,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-ptx", action="store_true",
                     help="leave out the last capability's PTX: about half the size, runs only on "
                          "the GPUs built for (development builds carried to a known GPU)")
+    ap.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
+                    help="a preprocessor definition for every source (repeatable), e.g. "
+                         "LTX_LOAD_ONCE=1 for an experiment's build (the objects' keys include "
+                         "it, so changing it recompiles)")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--out", default="build", help="output folder (default: build)")
     ap.add_argument("-v", "--verbose", action="store_true")

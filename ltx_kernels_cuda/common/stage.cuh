@@ -16,28 +16,39 @@
 #include <cstdint>
 #include <vector>
 
+#include "vec.cuh"
+
 namespace ltx {
 
 // Copies 16 bytes global -> shared without holding them in registers (cp.async, sm_80+; L2
-// only, the data is read once). Below sm_80 a plain load and store (the host does not pick
-// the staged path there; the code stays correct).
+// only). ONCE (data this kernel reads once, LTX_LOAD_ONCE in vec.cuh set): with the L2
+// evict-first policy. Below sm_80 a plain load and store (the host does not pick the staged
+// path there; the code stays correct).
+template <bool ONCE = false>
 __device__ __forceinline__ void copy16_async(void* smem_dst, const void* gmem_src) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem_src) : "memory");
+  if constexpr (ONCE && LTX_LOAD_ONCE != 0) {
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(s),
+                 "l"(gmem_src), "l"(l2_evict_first_policy())
+                 : "memory");
+  } else {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem_src)
+                 : "memory");
+  }
 #else
   *reinterpret_cast<uint4*>(smem_dst) = *reinterpret_cast<const uint4*>(gmem_src);
 #endif
 }
 
 // Copies one vector of N values of T (16 or 32 bytes, aligned to 16).
-template <typename T, int N>
+template <typename T, int N, bool ONCE = false>
 __device__ __forceinline__ void copy_vec_async(T* smem_dst, const T* gmem_src) {
   static_assert((sizeof(T) * N) % 16 == 0, "staged vectors are whole 16-byte pieces");
 #pragma unroll
   for (int b = 0; b < static_cast<int>(sizeof(T) * N); b += 16) {
-    copy16_async(reinterpret_cast<char*>(smem_dst) + b,
-                 reinterpret_cast<const char*>(gmem_src) + b);
+    copy16_async<ONCE>(reinterpret_cast<char*>(smem_dst) + b,
+                       reinterpret_cast<const char*>(gmem_src) + b);
   }
 }
 
@@ -76,13 +87,16 @@ struct StageSlot {
 };
 
 // Copies vectors first, first + step, ... (below nvec) of a [D] row to its slot, for row
-// `sub` of the block (any row of a block-wide slot).
-template <typename E, int VEC>
+// `sub` of the block (any row of a block-wide slot). ONCE: a row this kernel reads once (see
+// copy16_async).
+template <typename E, int VEC, bool ONCE = false>
 __device__ __forceinline__ void stage_row_async(const StageSlot& s, unsigned char* smem, int sub,
                                                 const E* src, int first, int step, int nvec) {
   E* dst = s.template at<E>(smem, sub);
 #pragma unroll 4
-  for (int i = first; i < nvec; i += step) copy_vec_async<E, VEC>(dst + i * VEC, src + i * VEC);
+  for (int i = first; i < nvec; i += step) {
+    copy_vec_async<E, VEC, ONCE>(dst + i * VEC, src + i * VEC);
+  }
 }
 
 // Lays the staged operands out on the host: block() and per_row() name each operand's slot

@@ -47,6 +47,57 @@ __device__ __forceinline__ Vec<T, N> load_vec(const T* p) {
   return *reinterpret_cast<const Vec<T, N>*>(p);
 }
 
+// How loads of data that a kernel reads once are issued (load_vec_once; copy16_async<true> in
+// stage.cuh): rows of x, y, the residual; not weights, tables or modulation rows, which many
+// rows share. 0: plain loads. 1: ld.global.cs (evict-first in L1 and L2). 2: L1::no_allocate
+// with an L2 evict-first policy (sm_80+; plain below). Evict-first lines are the first an L2
+// set gives up, so a kernel's clean, consumed input lines make room for its outputs instead
+// of lines some other kernel left dirty (which cost a DRAM write each). Set at build time
+// (tools/build.py -D LTX_LOAD_ONCE=N).
+#ifndef LTX_LOAD_ONCE
+#define LTX_LOAD_ONCE 0
+#endif
+
+// The L2 evict-first policy for LTX_LOAD_ONCE == 2 (and the staged copies).
+__device__ __forceinline__ uint64_t l2_evict_first_policy() {
+  uint64_t policy = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+#endif
+  return policy;
+}
+
+// N values of T at p, a global-memory address, read once by this kernel (LTX_LOAD_ONCE).
+template <typename T, int N>
+__device__ __forceinline__ Vec<T, N> load_vec_once(const T* p) {
+  constexpr int kBytes = static_cast<int>(sizeof(T)) * N;
+#if LTX_LOAD_ONCE == 1
+  if constexpr (kBytes == 16) {
+    const uint4 w = __ldcs(reinterpret_cast<const uint4*>(p));
+    Vec<T, N> v;
+    memcpy(&v, &w, 16);
+    return v;
+  } else if constexpr (kBytes == 8) {
+    const uint2 w = __ldcs(reinterpret_cast<const uint2*>(p));
+    Vec<T, N> v;
+    memcpy(&v, &w, 8);
+    return v;
+  }
+#elif LTX_LOAD_ONCE == 2 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (kBytes == 16) {
+    uint32_t w[4];
+    asm volatile(
+        "ld.global.L1::no_allocate.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+        : "l"(p), "l"(l2_evict_first_policy()));
+    Vec<T, N> v;
+    memcpy(&v, w, 16);
+    return v;
+  }
+#endif
+  return load_vec<T, N>(p);
+}
+
 template <typename T, int N>
 __device__ __forceinline__ void to_floats(const Vec<T, N>& v, float (&f)[N]) {
 #pragma unroll
