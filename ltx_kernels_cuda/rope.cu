@@ -113,23 +113,10 @@ void launch_rope(RopeParams<T, C> p, int count, int D, int R, bool interleaved,
       // (x, cos, sin); short rows share a warp (several rows per warp), long rows loop.
       const int items = p.row.items;
       p.group = items <= 32 ? next_pow2(items) : std::min(256, (items + 31) / 32 * 32);
-      // Blocks of 256 threads; while that leaves SMs without a block (a few tokens: LLaMA's
-      // decode, 16 tokens of q and k make 32 blocks), fewer rows a block, down to
-      // LTX_ROPE_MIN_BLOCK_THREADS [64] threads (256: always 256), so that more SMs share the
-      // rows and each issues less of the latency-bound work.
-      static const int min_threads =
-          std::clamp(env_int("LTX_ROPE_MIN_BLOCK_THREADS", 64), 32, 256);
-      int rows_per_block = 256 / p.group;
-      auto count_blocks = [&](int rpb) {
-        p.blocks0 = (p.t[0].rows + rpb - 1) / rpb;
-        return p.blocks0 + (p.t[1].rows + rpb - 1) / rpb;
-      };
-      int64_t blocks = count_blocks(rows_per_block);
-      while (rows_per_block > 1 && (rows_per_block / 2) * p.group >= min_threads &&
-             blocks < device_sms()) {
-        rows_per_block /= 2;
-        blocks = count_blocks(rows_per_block);
-      }
+      const int rows_per_block = 256 / p.group;
+      p.blocks0 = (p.t[0].rows + rows_per_block - 1) / rows_per_block;
+      const int64_t blocks1 = (p.t[1].rows + rows_per_block - 1) / rows_per_block;
+      const int64_t blocks = p.blocks0 + blocks1;
       if (blocks == 0) return;
       LTX_CHECK(blocks <= 0x7fffffff, "input: too many rows (", p.t[0].rows + p.t[1].rows, ")");
       rope_kernel<T, C, VC, IL>

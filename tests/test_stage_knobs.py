@@ -1,8 +1,7 @@
 """The row kernels' staged and dense paths under the knobs that change which code runs
 (common/launch.cuh: StageKnobs, stage_config; adaln.cu: LTX_GATED_STAGE_Y; common/dense.cuh:
 DenseKnobs, for adaln.cu, rms_norm.cu and rms_norm_rope.cu), and the activations' row and flat
-kernels (activation.cu: LTX_ACT_FLAT), and rope.cu's block size for small grids
-(LTX_ROPE_MIN_BLOCK_THREADS).
+kernels (activation.cu: LTX_ACT_FLAT).
 
 The knobs are read once per process, so each setting runs CUDA tests of rms_norm, adaln,
 rms_norm_rope or the activations again in a child pytest with that environment: the defaults
@@ -74,9 +73,6 @@ SETTINGS = {
     # the gated ops only (gelu_tanh and silu on the row kernel, run S call 2's default).
     "act-row-kernel": {"LTX_ACT_FLAT": "0"},
     "act-flat-gated": {"LTX_ACT_FLAT": "1"},
-    # rope.cu's rows path in blocks of 256 threads at every grid (the defaults shrink the
-    # blocks to 64 threads while the grid has fewer blocks than SMs: most of the tests' shapes).
-    "rope-256-thread-blocks": {"LTX_ROPE_MIN_BLOCK_THREADS": "256"},
 }
 # The child's selection: the reference tests of both files (every dtype, operand kind and row
 # count; not the misaligned layouts, whose scalar accesses are never staged), or for the
@@ -94,15 +90,13 @@ SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
           "dense-row-blocks": "cuda and contiguous and reference",
           "rms-dense-two-vectors": "cuda and not misaligned and not long_rows and not huge",
           "dense-off": "cuda and not misaligned and (rms_norm or norm_rope) and not huge",
-          "act-row-kernel": "cuda", "act-flat-gated": "cuda",
-          "rope-256-thread-blocks": "cuda and reference"}
+          "act-row-kernel": "cuda", "act-flat-gated": "cuda"}
 # The test files of each setting.
 FILES = {name: ["tests/test_rms_norm.py", "tests/test_adaln.py"] for name in SETTINGS}
 FILES["dense-every-grid"] = ["tests/test_adaln.py"]
 FILES["rms-dense-two-vectors"] = ["tests/test_rms_norm.py"]
 FILES["dense-off"] = ["tests/test_rms_norm.py", "tests/test_rope.py"]
 FILES["act-row-kernel"] = FILES["act-flat-gated"] = ["tests/test_activation.py"]
-FILES["rope-256-thread-blocks"] = ["tests/test_rope.py"]
 
 
 @pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device")
