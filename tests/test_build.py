@@ -78,3 +78,29 @@ def test_gencode_flags_ptx_only_for_the_last_capability_unless_off():
         "-gencode=arch=compute_80,code=[sm_80]", "-gencode=arch=compute_90,code=[sm_90,compute_90]"]
     assert builder.gencode_flags(["8.0", "9.0"], ptx=False) == [
         "-gencode=arch=compute_80,code=[sm_80]", "-gencode=arch=compute_90,code=[sm_90]"]
+
+
+def test_defines_reach_every_compile_command(tmp_path):
+    """`tools/build.py -D NAME=VALUE` (experiment builds, e.g. LTX_LOAD_ONCE) reaches every
+    source's command, CUDA and C++, and changes the objects' keys so that they recompile."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build as builder
+
+    try:
+        builder.find_cuda_home()
+    except SystemExit:
+        pytest.skip("no nvcc: the CUDA sources' commands need it")
+    cfg = builder.load_config()
+    torch_info = builder.Torch.detect()
+
+    def jobs(defines):
+        return builder.compile_jobs(cfg, "cuda", torch_info, "_ns", tmp_path, tmp_path, ["9.0"],
+                                    1, [], extra_defines=defines)
+
+    plain, defined = jobs(()), jobs(("LTX_LOAD_ONCE=2",))
+    assert [j.src for j in plain] == [j.src for j in defined]
+    assert any(j.src.suffix == ".cu" for j in defined)
+    assert any(j.src.suffix == ".cpp" for j in defined)
+    for a, b in zip(plain, defined):
+        assert "-DLTX_LOAD_ONCE=2" in b.cmd and "-DLTX_LOAD_ONCE=2" not in a.cmd
+        assert builder.job_key(a) != builder.job_key(b)
