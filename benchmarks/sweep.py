@@ -13,6 +13,7 @@ ratio of bytes saved).
 
     python benchmarks/sweep.py --quick            # a two-minute subset
     python benchmarks/sweep.py --ops rms_norm --dtypes bf16 --out bench-results
+    python benchmarks/sweep.py --ops rms_norm --shapes 1x1024x4096,2x2688x2048 --impls ltx,liger
 
 Writes <out>/sweep.csv, <out>/sweep.md and <out>/sweep.png (GB/s against bytes moved, one line per
 implementation).
@@ -672,6 +673,24 @@ def plot_files(rows: list[dict]) -> dict[str, str]:
     return {dt: "sweep.png" if dt == main else f"sweep-{dt}.png" for dt in dtypes}
 
 
+def select_cases(ops: list[str], dtypes: list[str], quick: bool,
+                 shapes: str | None = None) -> list[tuple[str, tuple, str]]:
+    """The (op, shape, dtype) cases to run, in the table's order: each op's full or --quick
+    shapes, only those named in `shapes` (comma-separated, e.g. "2x2688x2048") when given.
+    ValueError when a named shape is none of the chosen ops' cases."""
+    wanted = [w.strip() for w in shapes.split(",") if w.strip()] if shapes else None
+    todo = [(op, shape, dt) for op in ops for dt in dtypes
+            for shape in (TABLE[op][2] if quick else TABLE[op][1])]
+    if wanted is None:
+        return todo
+    named = {"x".join(map(str, shape)) for _, shape, _ in todo}
+    missing = [w for w in wanted if w not in named]
+    if missing:
+        raise ValueError(f"--shapes {missing}: not a case of {', '.join(ops)}"
+                         f"{' (--quick)' if quick else ''}; their shapes: {sorted(named)}")
+    return [c for c in todo if "x".join(map(str, c[1])) in wanted]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--ops", default=",".join(TABLE), help="comma-separated ops")
@@ -688,6 +707,10 @@ def main(argv=None) -> int:
     ap.add_argument("--flush", choices=["zero", "read"], default="zero",
                     help="L2 flush before each repetition: zero a 256 MB buffer (as "
                          "triton's do_bench; leaves dirty lines) or read it (leaves clean lines)")
+    ap.add_argument("--shapes", default=None,
+                    help="comma-separated shapes as the table writes them (e.g. "
+                         "1x1024x4096,2x2688x2048): only those cases of the chosen ops (with "
+                         "--quick: of its shapes); a shape that matches none of them is an error")
     ap.add_argument("--copy-ref", action="store_true",
                     help="also time a device copy of each case's bytes (column 'copy': a "
                          "uint8 copy_, a memcpy node in the graph; on the H200 it ran at "
@@ -698,6 +721,10 @@ def main(argv=None) -> int:
     bad = [d for d in dtypes if d not in DTYPES] + [o for o in ops if o not in TABLE]
     if bad:
         ap.error(f"unknown dtypes / ops {bad}; dtypes {list(DTYPES)}, ops {list(TABLE)}")
+    try:
+        todo = select_cases(ops, dtypes, args.quick, args.shapes)
+    except ValueError as e:
+        ap.error(str(e))
     global FLUSH
     FLUSH = args.flush
     if not torch.cuda.is_available():
@@ -717,8 +744,6 @@ def main(argv=None) -> int:
                 no_graph=args.no_graph, flush=args.flush)
     print(f"# {meta['gpu']} torch {meta['torch']} copy {copy_gbps:.0f} GB/s", flush=True)
     rows: list[dict] = []
-    todo = [(op, shape, dt) for op in ops for dt in dtypes
-            for shape in (TABLE[op][2] if args.quick else TABLE[op][1])]
     for n, (op, shape, dt) in enumerate(todo, 1):
         case = TABLE[op][0](k, lf, shape, dt)
         if case.check is not None:

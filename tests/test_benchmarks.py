@@ -404,3 +404,22 @@ def test_targets_counts(tmp_path):
     assert ">= 90% of the copy from 64 MB: 1 of 2" in out
     assert ">= 1.3x the best peer to 16 MB: 1 of 1" in out
     assert "fused: >= the bytes ratio: 1 of 2" in out
+
+
+def test_sweep_select_cases_by_shape():
+    """--shapes keeps only the named cases of the chosen ops, in the table's order, for every
+    dtype; a shape that is none of their cases is an error that lists theirs."""
+    import sweep
+
+    full = sweep.select_cases(["rms_norm", "adaln"], ["bf16", "fp16"], quick=False)
+    assert len(full) == 2 * (len(sweep.TABLE["rms_norm"][1]) + len(sweep.TABLE["adaln"][1]))
+    picked = sweep.select_cases(["rms_norm", "adaln"], ["bf16", "fp16"], quick=False,
+                                shapes="2x2688x2048, 1x1024x4096")
+    assert picked == [c for c in full if c[1] in ((2, 2688, 2048), (1, 1024, 4096))]
+    assert [(op, dt) for op, _, dt in picked] == [
+        ("rms_norm", "bf16"), ("rms_norm", "bf16"), ("rms_norm", "fp16"), ("rms_norm", "fp16"),
+        ("adaln", "bf16"), ("adaln", "fp16")]
+    with pytest.raises(ValueError, match="1x1024x4096"):
+        sweep.select_cases(["adaln"], ["bf16"], quick=False, shapes="1x1024x4096")
+    with pytest.raises(ValueError, match="quick"):  # a full-table shape that --quick leaves out
+        sweep.select_cases(["rms_norm"], ["bf16"], quick=True, shapes="2x2688x2048")
