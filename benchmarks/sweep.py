@@ -7,9 +7,9 @@ before every repetition (by zeroing a 256 MB buffer as triton.testing.do_bench d
 --flush read by reading it), and takes the median. GB/s comes from an explicit byte model (each
 input read once, each output written once); the share of a device copy is against a 1 GiB
 device-to-device copy measured in the same run; --copy-ref also times a copy of each case's own
-bytes, --floor-ref a kernel that adds 1 to one float (the floor of the method). Fused ops are also timed against the unfused sequence a user would write instead (each
-step with its fastest implementation; column 'unfused', and a table of speedup against the
-ratio of bytes saved).
+bytes, --floor-ref a kernel that adds 1 to one float (the floor of the method). Fused ops are
+also timed against the unfused sequence a user would write instead (each step with its fastest
+implementation; column 'unfused', and a table of speedup against the ratio of bytes saved).
 
     python benchmarks/sweep.py --quick            # a two-minute subset
     python benchmarks/sweep.py --ops rms_norm --dtypes bf16 --out bench-results
