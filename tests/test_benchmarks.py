@@ -434,3 +434,34 @@ def test_sweep_best_peer_leaves_out_references():
     times = {"ltx": 1.0, "floor": 0.5, "copy": 0.7, "unfused": 0.9, "eager": 3.0, "liger": 2.0}
     assert sweep.best_peer_time(times) == 2.0
     assert math.isnan(sweep.best_peer_time({"ltx": 1.0, "floor": 0.5}))
+
+
+def test_peer_sweeps_logs_each_tables_rows(tmp_path):
+    """tools/gpu_prebuilt.sh: peer_sweeps OPS DIR LIMIT DTYPE... runs one sweep a dtype with
+    every peer into DIR/peers-DTYPE and copies that table's rows, not just its header, to $LOG."""
+    import os
+    import subprocess
+
+    stub = tmp_path / "bin" / "python3"
+    stub.parent.mkdir()
+    stub.write_text("""#!/bin/bash
+out=$(echo "$@" | sed 's/.*--out \\([^ ]*\\).*/\\1/'); mkdir -p "$out"
+dt=$(echo "$@" | sed 's/.*--dtypes \\([^ ]*\\).*/\\1/'); echo "$@" >> calls
+printf 'note\\n\\n| op | shape | dtype | MB | ltx | compile | speedup |\\n|---|\\n' > "$out/sweep.md"
+printf '| geglu | 2x8x16 | %s | 0.1 | 5.0 (1%%) | 6.0 (1%%) | 1.20x |\\n' "$dt" >> "$out/sweep.md"
+""")
+    stub.chmod(0o755)
+    log = tmp_path / "run.log"
+    script = (f"source {ROOT}/tools/gpu_prebuilt.sh && LOG={log} && "
+              f"peer_sweeps geglu,silu_and_mul {tmp_path}/w 30 bf16 fp16")
+    r = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                       env={**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"},
+                       timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert [c.split("--dtypes ")[1].split()[0] for c in calls] == ["bf16", "fp16"]
+    assert all("--ops geglu,silu_and_mul" in c for c in calls)
+    text = log.read_text()
+    assert "| geglu | 2x8x16 | bf16 | 0.1 | 5.0 (1%) | 6.0 (1%) | 1.20x |" in text
+    assert "| geglu | 2x8x16 | fp16 |" in text
+    assert "| op | shape |" not in text

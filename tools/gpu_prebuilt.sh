@@ -43,6 +43,22 @@ prebuilt_faster() {
     $2 == op && $3 == shape && $4 == dt { print ($7 + 0 < 1.0) ? b : a }' "$1"
 }
 
+# peer_sweeps OPS DIR LIMIT DTYPE...: ours and every peer (benchmarks/sweep.py) for the
+# comma-separated OPS, one sweep a dtype under LIMIT seconds, into DIR/peers-DTYPE; each
+# table's rows (the ops' rows, not only the header) to $LOG. Extra sweep arguments in
+# ${PEER_ARGS:-}.
+peer_sweeps() {
+  local ops=$1 dir=$2 limit=$3 dt
+  shift 3
+  for dt in "$@"; do
+    log "$ops: ours and every peer, $dt"
+    timeout "$limit" python3 benchmarks/sweep.py --dtypes "$dt" --ops "$ops" ${PEER_ARGS:-} \
+      --out "$dir/peers-$dt" 2>&1 | tail -1
+    grep -E "^\| [a-z_]+ \| [0-9x]+ \| $dt \|" "$dir/peers-$dt/sweep.md" 2>/dev/null \
+      | tee -a "$LOG"
+  done
+}
+
 # experiment_start NAME: what every device-call script (tools/experiments/run-*.sh) starts with:
 # LOG=$OUT/NAME.log, a work folder W=/tmp/NAME, log MESSAGE (a timestamped line on stdout and in
 # $LOG), the GPU's clocks and power limit, and the CPU build (the tests import it).

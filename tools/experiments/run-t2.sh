@@ -19,12 +19,7 @@ log "tests D (CUDA): rope family, launch chains"
 run_tests tests 100 -n 16 -k cuda tests/test_rope.py tests/test_launch.py
 sanitize rope 60 rope
 OPS=rms_norm_rope,rms_norm_rope_qk,rms_norm_rope_qk_shared,rms_norm_rope_qk_pairs
-for dt in bf16 fp16; do
-  log "$OPS: ours and every peer, $dt"
-  timeout 70 python3 benchmarks/sweep.py --dtypes $dt --ops $OPS --out "$W/peers-$dt" 2>&1 \
-    | tail -1
-done
-grep -E "ltx" "$W"/peers-*/sweep.md >> "$LOG" 2>/dev/null
+peer_sweeps $OPS "$W" 70 bf16 fp16
 ncu_into() {  # name, cases...: ncu_full's files moved into $W/ncu-NAME-*
   local name=$1; shift
   log "ncu ($name, NCU_IMPLS=$NCU_IMPLS): $*"

@@ -31,10 +31,7 @@ sweep b64-2
 log "A = 256-thread blocks at every grid, B = down to 64 below the SM count (default)"
 python3 tools/ab_table.py $W/b256-1/sweep.csv $W/b256-2/sweep.csv -- $W/b64-1/sweep.csv \
   $W/b64-2/sweep.csv | tee "$W/ab.md" | tee -a "$LOG"
-log "$OPS: ours and every peer, bf16"
-timeout 50 python3 benchmarks/sweep.py --dtypes bf16 --ops $OPS --out "$W/peers-bf16" 2>&1 \
-  | tail -1
-grep -E "ltx" "$W"/peers-*/sweep.md >> "$LOG" 2>/dev/null
+peer_sweeps $OPS "$W" 50 bf16
 tar -C $W -czf "$OUT/t3.tar.gz" .
 log "issue 5: LTX 2B best (compile, kernels + compile), eager + kernels, LLaMA 8B"
 PREBUILT=E PARTS="best compare llama" LTX_ARGS="--profile-loop 3" \
