@@ -447,7 +447,7 @@ def test_peer_sweeps_logs_each_tables_rows(tmp_path):
     stub.write_text("""#!/bin/bash
 out=$(echo "$@" | sed 's/.*--out \\([^ ]*\\).*/\\1/'); mkdir -p "$out"
 dt=$(echo "$@" | sed 's/.*--dtypes \\([^ ]*\\).*/\\1/'); echo "$@" >> calls
-printf 'note\\n\\n| op | shape | dtype | MB | ltx | compile | speedup |\\n|---|\\n' > "$out/sweep.md"
+printf 'note\\n\\n| op | shape | dtype | MB | ltx | speedup |\\n|---|\\n' > "$out/sweep.md"
 printf '| geglu | 2x8x16 | %s | 0.1 | 5.0 (1%%) | 6.0 (1%%) | 1.20x |\\n' "$dt" >> "$out/sweep.md"
 """)
     stub.chmod(0o755)
