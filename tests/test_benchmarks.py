@@ -426,12 +426,14 @@ def test_sweep_select_cases_by_shape():
 
 
 def test_sweep_best_peer_leaves_out_references():
-    """Ours, the copy and floor references and the unfused sequence are never the best peer."""
+    """Ours, the copy, stream and floor references and the unfused sequence are never the best
+    peer."""
     import math
 
     import sweep
 
-    times = {"ltx": 1.0, "floor": 0.5, "copy": 0.7, "unfused": 0.9, "eager": 3.0, "liger": 2.0}
+    times = {"ltx": 1.0, "floor": 0.5, "copy": 0.7, "stream": 0.8, "unfused": 0.9, "eager": 3.0,
+             "liger": 2.0}
     assert sweep.best_peer_time(times) == 2.0
     assert math.isnan(sweep.best_peer_time({"ltx": 1.0, "floor": 0.5}))
 
