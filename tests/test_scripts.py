@@ -377,3 +377,29 @@ def test_first_sync(backend):
     frames = first_sync(lambda: (x * 2).sum().item(), "cuda")
     assert frames and frames[-1].startswith("test_scripts.py:"), frames
     assert torch.cuda.get_sync_debug_mode() == 0  # restored
+
+
+def test_host_profile_tiny(backend, tmp_path):
+    """tools/host_profile.py: steps timed one by one, then cProfile's own and cumulative
+    times, for the kernels and eager configurations; the injected functions and our ops are
+    among the kernels configuration's, not eager's."""
+    out = tmp_path / "host.json"
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "host_profile.py"), "--configs",
+                        "kernels,eager", "--profile-steps", "1", "--top", "400", *TINY_LTX,
+                        "--device", backend, "--json", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr[-4000:]
+    kernels, eager = json.loads(out.read_text())
+    assert (kernels["config"], eager["config"]) == ("kernels", "eager")
+    for r in (kernels, eager):
+        assert len(r["ms_per_step"]) == 2 and r["ms_per_step_profiled"] > 0
+        assert r["own"] and r["files"] and r["cumulative"]
+    names = [row[3] for row in kernels["cumulative"]]
+    assert any("integrations/diffusers.py" in n and "_ltx_block_forward" in n for n in names)
+    assert any("ltx_kernels" in n and "gated_residual_adaln" in n for n in names)
+    assert not any("integrations/" in row[3] or "ltx_kernels" in row[3]
+                   for row in eager["cumulative"])
+    assert "under cProfile" in p.stdout and "own time a step by source file" in p.stdout
+    bad = subprocess.run([sys.executable, str(ROOT / "tools" / "host_profile.py"), "--configs",
+                          "fast"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "unknown configs" in bad.stderr
