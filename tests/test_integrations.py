@@ -352,6 +352,58 @@ def test_ltx_block_hook_after_injection(backend):
     assert n == 1
 
 
+def test_ltx_attention_direct_calls_and_mask(backend, monkeypatch):
+    """Host-time shortcuts of the injected LTX forward, same output as the uninjected model:
+    the cross-attention mask is prepared per head once a forward (not once a block), and the
+    attention processors are called directly only while nothing wraps the attention modules:
+    a forward hook on one module, or a global one, is called as it is without the injection."""
+    kernel = load_kernel(backend)
+    model = tiny_ltx()
+    ref = copy.deepcopy(model).to(backend)
+    kernel.integrations.inject_ltx_video(model)
+    model = model.to(backend)
+    args, kw = ltx_inputs(torch.float32, backend, per_token=False)
+    attn_cls = type(model.transformer_blocks[0].attn2)
+    prepared = []
+    original = attn_cls.prepare_attention_mask
+    monkeypatch.setattr(attn_cls, "prepare_attention_mask",
+                        lambda self, *a, **k: prepared.append(self) or original(self, *a, **k))
+    forwards = []
+    module_forward = attn_cls.forward
+    monkeypatch.setattr(attn_cls, "forward", lambda self, *a, **k: forwards.append(self)
+                        or module_forward(self, *a, **k))
+    out = run(model, args, kw)
+    assert not forwards and len(prepared) == 1  # the processors called directly, the mask once
+    assert rel_err(out, run(ref, args, kw)) < FP32_RTOL
+    assert len(forwards) == 2 * LTX_LAYERS and len(prepared) == 1 + LTX_LAYERS
+    prepared.clear()
+    # a mask no processor of ours takes: prepared by each block (diffusers' own processor)
+    block = model.transformer_blocks[0]
+    own = block.attn2.processor
+    block.attn2.set_processor(own.original)
+    assert rel_err(run(model, args, kw), run(ref, args, kw)) < FP32_RTOL
+    assert len(prepared) == 2 * LTX_LAYERS
+    block.attn2.set_processor(own)
+
+    seen = []
+    handle = block.attn2.register_forward_hook(lambda m, a, out: seen.append(m))
+    assert rel_err(run(model, args, kw), run(ref, args, kw)) < FP32_RTOL
+    assert seen == [block.attn2]  # called once, through the module
+    handle.remove()
+    seen.clear()
+    handle = torch.nn.modules.module.register_module_forward_hook(
+        lambda m, a, out: seen.append(m) if type(m).__name__ == "LTXAttention" else None)
+    try:
+        out = run(model, args, kw)
+    finally:
+        handle.remove()
+    assert len(seen) == 2 * LTX_LAYERS
+    assert rel_err(out, run(ref, args, kw)) < FP32_RTOL
+    seen.clear()
+    run(model, args, kw)  # no hooks left: called directly again, unseen
+    assert not seen
+
+
 def test_ltx_custom_processor_kept(backend):
     """A processor other than diffusers' default is left alone, and the report says so."""
     kernel = load_kernel(backend)

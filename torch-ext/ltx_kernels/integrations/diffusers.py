@@ -27,6 +27,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.modules import module as _nn_module
 
 from ..adaln import adaln, gated_residual, gated_residual_adaln
 from ..layers.activation import DiffusersGELU, DiffusersGELUInMatmul, GeluTanh
@@ -98,8 +99,12 @@ def _set_forward(module: nn.Module, fn: Callable, report: InjectionReport, kind:
 
 
 def _rows_ok(*ts: torch.Tensor) -> bool:
-    """The ops take rows with a stride but need the last dim contiguous."""
-    return all(t.size(-1) <= 1 or t.stride(-1) == 1 for t in ts)
+    """The ops take rows with a stride but need the last dim contiguous. (A loop, not `all()`
+    over a generator: ~8 calls a block, and the generator cost more than the checks.)"""
+    for t in ts:
+        if t.stride(-1) != 1 and t.size(-1) > 1:
+            return False
+    return True
 
 
 def _adaln_args(norm: nn.Module, x: torch.Tensor, scale: torch.Tensor):
@@ -321,7 +326,9 @@ class LTXVideoKernelAttnProcessor(_KernelAttnProcessor):
         batch_size, sequence_length, _ = (
             hidden_states.shape if encoder_hidden_states is None else encoder_hidden_states.shape
         )
-        if attention_mask is not None:
+        if attention_mask is not None and attention_mask.dim() != 4:
+            # a 4-D mask is already per head (`[B, heads, 1 or S, L]`): the injected
+            # transformer forward prepares it once for every block (_ltx_heads_mask)
             attention_mask = attn.prepare_attention_mask(attention_mask, sequence_length, batch_size)
             attention_mask = attention_mask.view(batch_size, attn.heads, -1, attention_mask.shape[-1])
         if encoder_hidden_states is None:
@@ -347,6 +354,43 @@ class LTXVideoKernelAttnProcessor(_KernelAttnProcessor):
         hidden_states = hidden_states.flatten(2, 3).to(query.dtype)
         hidden_states = attn.to_out[0](hidden_states)
         return attn.to_out[1](hidden_states)
+
+
+def _attn_call(attn: nn.Module, hidden_states, encoder_hidden_states, attention_mask,
+               image_rotary_emb):
+    """`attn(hidden_states, encoder_hidden_states, attention_mask, image_rotary_emb)` for
+    diffusers' `LTXAttention`. Its forward calls `inspect.signature` on the processor at every
+    call to filter extra keyword arguments (there are none here) and then the processor: when
+    the processor is ours and nothing wraps the module (no per-instance forward, no forward
+    hooks of its own or global ones), the processor is called directly, which is what the
+    forward does then without its ~30 us of host time a call (56 calls an LTX-Video 2B step:
+    tools/host_profile.py, PERFORMANCE.md run U). Under torch.compile the module is called
+    (tracing pays that cost once)."""
+    if (not torch.compiler.is_compiling() and type(attn).__name__ == "LTXAttention"
+            and "forward" not in attn.__dict__ and not attn._forward_hooks
+            and not attn._forward_pre_hooks and not _nn_module._global_forward_hooks
+            and not _nn_module._global_forward_pre_hooks
+            and isinstance(attn.processor, LTXVideoKernelAttnProcessor)):
+        return attn.processor(attn, hidden_states, encoder_hidden_states, attention_mask,
+                              image_rotary_emb)
+    return attn(hidden_states=hidden_states, encoder_hidden_states=encoder_hidden_states,
+                attention_mask=attention_mask, image_rotary_emb=image_rotary_emb)
+
+
+def _ltx_heads_mask(model: nn.Module, mask: torch.Tensor, text_len: int) -> torch.Tensor:
+    """The cross-attention mask bias `[B, 1, L]` per head, `[B, heads, 1, L]`, prepared once a
+    forward as each block's processor would (`prepare_attention_mask`, then the view), when
+    every block's cross-attention runs `LTXVideoKernelAttnProcessor` with the same heads (it
+    takes a 4-D mask as is); else the mask unchanged, for each processor to prepare. One
+    `repeat_interleave` a forward instead of one a block (28 at 2B, ~30 us of host time
+    each)."""
+    attns = [getattr(b, "attn2", None) for b in model.transformer_blocks]
+    if not attns or not all(isinstance(getattr(a, "processor", None), LTXVideoKernelAttnProcessor)
+                            and a.heads == attns[0].heads for a in attns):
+        return mask
+    batch = mask.size(0)
+    prepared = attns[0].prepare_attention_mask(mask, text_len, batch)
+    return prepared.view(batch, attns[0].heads, -1, prepared.shape[-1])
 
 
 def _ltx_block_forward(self, hidden_states, encoder_hidden_states, temb, image_rotary_emb=None,
@@ -383,12 +427,11 @@ def _ltx_block_forward(self, hidden_states, encoder_hidden_states, temb, image_r
         ff_output, gate = ltx_pending
         hidden_states, norm_hidden_states = _residual_modulated_norm(
             self.norm1, hidden_states, ff_output, scale_msa, shift_msa, gate)
-    attn_hidden_states = self.attn1(hidden_states=norm_hidden_states, encoder_hidden_states=None,
-                                    image_rotary_emb=image_rotary_emb)
+    attn_hidden_states = _attn_call(self.attn1, norm_hidden_states, None, None, image_rotary_emb)
     hidden_states = _gated_add(hidden_states, attn_hidden_states, gate_msa)
 
-    attn_hidden_states = self.attn2(hidden_states, encoder_hidden_states=encoder_hidden_states,
-                                    image_rotary_emb=None, attention_mask=encoder_attention_mask)
+    attn_hidden_states = _attn_call(self.attn2, hidden_states, encoder_hidden_states,
+                                    encoder_attention_mask, None)
     hidden_states, norm_hidden_states = _residual_modulated_norm(
         self.norm2, hidden_states, attn_hidden_states, scale_mlp, shift_mlp)
 
@@ -519,6 +562,9 @@ def _ltx_transformer_forward(self, hidden_states, encoder_hidden_states, timeste
     embedded_timestep = embedded_timestep.view(batch_size, -1, embedded_timestep.size(-1))
     encoder_hidden_states = self.caption_projection(encoder_hidden_states)
     encoder_hidden_states = encoder_hidden_states.view(batch_size, -1, hidden_states.size(-1))
+    if encoder_attention_mask is not None and encoder_attention_mask.dim() == 3:
+        encoder_attention_mask = _ltx_heads_mask(self, encoder_attention_mask,
+                                                 encoder_hidden_states.size(1))
 
     # Each block's feed-forward residual `+ ff_output * gate_mlp` is left pending and applied
     # by the next block fused with its norm1, or after the last block fused with the head.
