@@ -371,11 +371,23 @@ __global__ void __launch_bounds__(kDenseMaxThreads, (kRmsDenseBlocksPerSm<T, W, 
 }
 
 // Launches the dense kernel when the knobs want it and the rows allow it (true), else returns
-// false. Knobs (DenseKnobs): LTX_RMS_DENSE [1: every grid; 0 off, 2 beyond one wave; set: on
-// any device, else sm_90 only], LTX_RMS_DENSE_MAX_VEC [1024: D <= 8192 in 16 bits],
-// LTX_RMS_DENSE_MAX_MB [rms_norm 8, fused_add_rms_norm 0 (no limit): only while x is at most
-// that many MiB], LTX_RMS_DENSE_VPT [1]: vectors a thread at least (2: two 16-byte loads of x
-// in flight a thread at any D; rows of more than 512 vectors always take 2).
+// false. Two layouts: rms_norm's rows of up to 512 vectors ("short": D <= 4096 in 16 bits)
+// take blocks of 256 threads with two vectors a thread, up to 44 MiB of x (run U, below);
+// longer rows and fused_add_rms_norm take blocks of LTX_DENSE_BLOCK_THREADS [512] with one
+// vector a thread (two beyond 512 vectors), rms_norm up to 8 MiB of x (run R). Knobs
+// (DenseKnobs; set, each applies to both layouts): LTX_RMS_DENSE [1: every grid; 0 off, 2
+// beyond one wave; set: on any device, else sm_90 only], LTX_RMS_DENSE_MAX_VEC [1024: D <=
+// 8192 in 16 bits], LTX_RMS_DENSE_MAX_MB [short 44, long rms_norm 8, fused_add_rms_norm 0
+// (no limit): only while x is at most that many MiB], LTX_RMS_DENSE_VPT [short 2, else 1]:
+// vectors a thread at least (rows of more than 512 vectors always take 2),
+// LTX_RMS_DENSE_THREADS [LTX_DENSE_BLOCK_THREADS when set, else short 256 and long 512]: a
+// block's threads.
+// Run U (H200, bf16, rms_norm alone, one lease; the defaults then were run R's long layout up
+// to 8 MiB and the staged / register paths beyond): the short layout took 2-7% off every
+// shape up to 42 MiB of x (1x4096x4096 24.5 -> 23.0 us, 2x2688x4096 29.1 -> 28.1,
+// 2x2688x2048 17.4 -> 17.1, 1x1024x4096 10.9 -> 10.2, 1x1x4096 5.8-6.0 -> 5.6), level at 48
+// MiB (2x6144x2048 31.1 / 31.2) and 2-12% slower beyond; two vectors a thread in 512-thread
+// blocks, or one in 256-thread blocks, were each slower than both (PERFORMANCE.md, change 54).
 // Run R (H200, bf16, against the staged and register paths, two runs a side):
 // fused_add_rms_norm 1-12% faster at every shape of the table (1x4096x4096 40.5 -> 38.3 us,
 // 1x1x4096 6.6 -> 5.8); rms_norm 3-10% faster up to 8 MiB of x (1x1x4096 6.3 -> 5.7,
@@ -385,11 +397,22 @@ __global__ void __launch_bounds__(kDenseMaxThreads, (kRmsDenseBlocksPerSm<T, W, 
 // doubles them; two vectors a thread (LTX_RMS_DENSE_VPT=2, 48 registers) was slower still.
 template <bool ADD, typename T, typename W, typename O>
 bool launch_rms_norm_dense(const RmsNormParams<T, W, O>& p, bool one_wave, cudaStream_t stream) {
-  static const DenseKnobs k =
+  constexpr int kShortVec = 512;
+  static const DenseKnobs k_short = dense_knobs("LTX_RMS_DENSE", 1, kShortVec, 44);
+  static const DenseKnobs k_long =
       dense_knobs("LTX_RMS_DENSE", 1, 2 * kDenseMaxThreads, ADD ? 0 : 8);
-  static const int min_vpt = std::clamp(env_int("LTX_RMS_DENSE_VPT", 1), 1, 2);
+  static const int vpt_short = std::clamp(env_int("LTX_RMS_DENSE_VPT", 2), 1, 2);
+  static const int vpt_long = std::clamp(env_int("LTX_RMS_DENSE_VPT", 1), 1, 2);
+  static const int threads_short = std::clamp(
+      env_int("LTX_RMS_DENSE_THREADS", env_int("LTX_DENSE_BLOCK_THREADS", 256)), 32,
+      kDenseMaxThreads);
+  static const int threads_long =
+      std::clamp(env_int("LTX_RMS_DENSE_THREADS", 0), 0, kDenseMaxThreads);
   constexpr int V = kVec16<T>;
   const int nvec = p.D / V;
+  const bool short_rows = !ADD && nvec <= kShortVec;
+  const DenseKnobs& k = short_rows ? k_short : k_long;
+  const int min_vpt = short_rows ? vpt_short : vpt_long;
   if (!dense_wanted(k, nvec, one_wave)) return false;
   if (k.max_mb > 0 &&
       p.rows * p.D * static_cast<int64_t>(sizeof(T)) > (int64_t{k.max_mb} << 20)) {
@@ -403,7 +426,7 @@ bool launch_rms_norm_dense(const RmsNormParams<T, W, O>& p, bool one_wave, cudaS
   }
   const int vpt = std::max(min_vpt, (nvec + kDenseMaxThreads - 1) / kDenseMaxThreads);
   if (vpt > 2) return false;
-  const DenseBlock db = dense_block(nvec, vpt);
+  const DenseBlock db = dense_block(nvec, vpt, short_rows ? threads_short : threads_long);
   d.out = p.out;
   d.x = p.x;
   d.weight = p.weight;

@@ -268,12 +268,13 @@ def test_many_rows(kernel, device, dtype, D):
 def test_rms_norm_dense_rows_many(kernel, device, dtype, D, wkind):
     """Grids of several waves down the dense path (rms_norm.cu: one or two 16-byte vectors a
     thread, rows at one stride in 32 bits) at the defaults on sm_90: rows of 8 to 2048 vectors
-    (D = 1000: lanes past the row's end; 5120 and 8192: two vectors a thread; 16384: over its
-    cap, the other paths), a row count no block size divides, x and out as slices of wider
-    rows, an fp32 out, LlamaRMSNorm's rounding, and fused_add_rms_norm on strided x and
-    residual. rms_norm takes the dense path up to 8 MiB of x, so its part has at most that
-    many rows (2047 at D = 2048 in 16 bits: 1024 blocks, two waves). Every output element
-    written; nothing outside the views."""
+    (rms_norm up to 512 vectors, D <= 4096 in 16 bits: 256-thread blocks of two vectors a
+    thread; D = 1000: lanes past the row's end; 5120 and 8192: 512-thread blocks of two
+    vectors a thread; 16384: over its cap, the other paths), a row count no block size
+    divides, x and out as slices of wider rows, an fp32 out, LlamaRMSNorm's rounding, and
+    fused_add_rms_norm (512-thread blocks) on strided x and residual. rms_norm's part has at
+    most 8 MiB of x, under both layouts' size limits (2047 rows at D = 2048 in 16 bits: 1024
+    blocks, two waves). Every output element written; nothing outside the views."""
     if device.type != "cuda":
         pytest.skip("CUDA: the dense path's grids (the CPU kernels have no such path)")
     rows = 3 * 1367

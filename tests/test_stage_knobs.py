@@ -8,8 +8,8 @@ rms_norm_rope or the activations again in a child pytest with that environment: 
 send only some shapes down the staged path (grids beyond one wave, rows of at most 384 or 512
 vectors, groups of at most 32 to 128 threads), the AdaLN kernels' dense path takes contiguous
 rows of up to 512 vectors first (on sm_90; plain adaln with shared modulation only up to 32 MB
-of x), RMSNorm's dense path rows at one stride of up to 1024 vectors (rms_norm up to 8 MiB of
-x), the norm + rope kernels' dense path interleaved rows of up to 512 (both on sm_90), the
+of x), RMSNorm's dense path rows at one stride of up to 1024 vectors (rms_norm up to 44 MiB of
+x in rows of up to 512 vectors, 8 MiB beyond), the norm + rope kernels' dense path interleaved rows of up to 512 (both on sm_90), the
 activations' flat kernel dense rows of 16-byte vectors (any device), and these settings send
 every shape of those tests down the paths the defaults leave out. CUDA only: on the CPU there
 is nothing the knobs change.
@@ -63,8 +63,13 @@ SETTINGS = {
     "dense-row-blocks": {"LTX_ADALN_DENSE": "1", "LTX_GATED_DENSE": "1", "LTX_RMS_DENSE": "1",
                          "LTX_ADALN_DENSE_MAX_MB": "0", "LTX_DENSE_BLOCK_THREADS": "32"},
     # RMSNorm's dense path on any device with two vectors a thread at every D (the defaults take
-    # one up to 512 vectors a row).
+    # one in fused_add_rms_norm and in rms_norm's rows beyond 512 vectors).
     "rms-dense-two-vectors": {"LTX_RMS_DENSE": "1", "LTX_RMS_DENSE_VPT": "2"},
+    # RMSNorm's dense path on any device in 512-thread blocks of one vector a thread at every D
+    # (run R's layout, which the defaults leave to fused_add_rms_norm and to rms_norm's rows
+    # beyond 512 vectors).
+    "rms-dense-wide-blocks": {"LTX_RMS_DENSE": "1", "LTX_RMS_DENSE_VPT": "1",
+                              "LTX_RMS_DENSE_THREADS": "512"},
     # Every dense path off: on sm_90 the paths sm_75 / sm_80 take (register, staged and the
     # generic norm + rope kernel), for the RMSNorm and norm + rope tests.
     "dense-off": dict(NO_DENSE, LTX_NORM_ROPE_DENSE="0"),
@@ -89,12 +94,13 @@ SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
           "gated-y-read": _GATED, "dense-every-grid": _DENSE,
           "dense-row-blocks": "cuda and contiguous and reference",
           "rms-dense-two-vectors": "cuda and not misaligned and not long_rows and not huge",
+          "rms-dense-wide-blocks": "cuda and not misaligned and not long_rows and not huge",
           "dense-off": "cuda and not misaligned and (rms_norm or norm_rope) and not huge",
           "act-row-kernel": "cuda", "act-flat-gated": "cuda"}
 # The test files of each setting.
 FILES = {name: ["tests/test_rms_norm.py", "tests/test_adaln.py"] for name in SETTINGS}
 FILES["dense-every-grid"] = ["tests/test_adaln.py"]
-FILES["rms-dense-two-vectors"] = ["tests/test_rms_norm.py"]
+FILES["rms-dense-two-vectors"] = FILES["rms-dense-wide-blocks"] = ["tests/test_rms_norm.py"]
 FILES["dense-off"] = ["tests/test_rms_norm.py", "tests/test_rope.py"]
 FILES["act-row-kernel"] = FILES["act-flat-gated"] = ["tests/test_activation.py"]
 

@@ -64,22 +64,23 @@ inline bool dense_rows(const Rows& r, int64_t rows, int64_t D, uint32_t& stride)
 }
 
 // A dense launch's block: `width` threads a row (a power of two up to 32, else whole warps),
-// `vpt` vectors a thread, `rows_per_block` rows. LTX_DENSE_BLOCK_THREADS [512]: the block's
-// threads (compile's at LTX's shape); rows of more vectors than that take one block each.
+// `vpt` vectors a thread, `rows_per_block` rows. The block's threads: `threads` when > 0 (an
+// op's own choice), else LTX_DENSE_BLOCK_THREADS [512] (compile's at LTX's shape); rows of
+// more vectors than that take one block each.
 struct DenseBlock {
   int width;
   int vpt;
   int rows_per_block;
 };
 
-inline DenseBlock dense_block(int nvec, int vpt) {
+inline DenseBlock dense_block(int nvec, int vpt, int threads = 0) {
   static const int block_threads =
       std::clamp(env_int("LTX_DENSE_BLOCK_THREADS", kDenseMaxThreads), 32, kDenseMaxThreads);
   DenseBlock b;
   b.vpt = vpt;
   const int want = (nvec + vpt - 1) / vpt;
   b.width = want <= 32 ? next_pow2(want) : (want + 31) / 32 * 32;
-  b.rows_per_block = std::max(1, block_threads / b.width);
+  b.rows_per_block = std::max(1, (threads > 0 ? threads : block_threads) / b.width);
   return b;
 }
 
