@@ -138,7 +138,9 @@ class GpuMonitor:
 
     def __enter__(self):
         exe = shutil.which("nvidia-smi")
-        if self.device.type != "cuda" or exe is None:
+        # LTX_GPU_MONITOR=0: no monitor (nvidia-smi's queries go through the driver, which the
+        # host-bound configurations' kernel launches also wait on: PERFORMANCE.md, run U)
+        if self.device.type != "cuda" or exe is None or os.environ.get("LTX_GPU_MONITOR") == "0":
             return self
         try:
             listing = subprocess.run([exe, "--query-gpu=index,uuid", "--format=csv,noheader"],

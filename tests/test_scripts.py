@@ -403,3 +403,24 @@ def test_host_profile_tiny(backend, tmp_path):
     bad = subprocess.run([sys.executable, str(ROOT / "tools" / "host_profile.py"), "--configs",
                           "fast"], capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "unknown configs" in bad.stderr
+
+
+def test_gpu_monitor_off(monkeypatch):
+    """LTX_GPU_MONITOR=0: no nvidia-smi is started, on any device, and the summary is None."""
+    common = _common()
+    monkeypatch.setenv("LTX_GPU_MONITOR", "0")
+    monkeypatch.setattr(common.shutil, "which", lambda name: "/usr/bin/" + name)
+
+    def no_process(*a, **k):
+        raise AssertionError("nvidia-smi started")
+
+    monkeypatch.setattr(common.subprocess, "run", no_process)
+    monkeypatch.setattr(common.subprocess, "Popen", no_process)
+    monkeypatch.setattr(common.torch.cuda, "get_device_properties", no_process)
+    with common.GpuMonitor("cuda") as gpu:
+        pass
+    assert gpu.summary is None
+    monkeypatch.setenv("LTX_GPU_MONITOR", "1")  # on: it asks nvidia-smi for the devices
+    with pytest.raises(AssertionError, match="nvidia-smi started"):
+        with common.GpuMonitor("cuda"):
+            pass
