@@ -70,6 +70,15 @@ def injected_tiny_ltx(kernel, backend):
     return model.to(backend)
 
 
+def injected_and_reference(backend):
+    """`(injected, reference)`: tiny_ltx() with the kernels injected on the CPU, and an
+    uninjected copy, both moved to the test's device."""
+    model = tiny_ltx()
+    ref = copy.deepcopy(model).to(backend)
+    load_kernel(backend).integrations.inject_ltx_video(model)
+    return model.to(backend), ref
+
+
 def ltx_inputs(dtype, device, per_token: bool, batch: int = 2):
     """The transformer's forward arguments as the LTX pipeline passes them. Per-token timesteps
     (image-to-video conditioning) are `[B, S]`, making the modulation `[B, S, D]`."""
@@ -314,11 +323,7 @@ def test_ltx_block_hook_after_injection(backend):
     uninjected model."""
     import functools
 
-    kernel = load_kernel(backend)
-    model = tiny_ltx()
-    ref = copy.deepcopy(model).to(backend)
-    kernel.integrations.inject_ltx_video(model)
-    model = model.to(backend)
+    model, ref = injected_and_reference(backend)
     args, kw = ltx_inputs(torch.float32, backend, per_token=True)
 
     last = model.transformer_blocks[-1]
@@ -357,11 +362,7 @@ def test_ltx_attention_direct_calls_and_mask(backend, monkeypatch):
     the cross-attention mask is prepared per head once a forward (not once a block), and the
     attention processors are called directly only while nothing wraps the attention modules:
     a forward hook on one module, or a global one, is called as it is without the injection."""
-    kernel = load_kernel(backend)
-    model = tiny_ltx()
-    ref = copy.deepcopy(model).to(backend)
-    kernel.integrations.inject_ltx_video(model)
-    model = model.to(backend)
+    model, ref = injected_and_reference(backend)
     args, kw = ltx_inputs(torch.float32, backend, per_token=False)
     attn_cls = type(model.transformer_blocks[0].attn2)
     prepared = []
