@@ -7,6 +7,7 @@ must not capture a device (it is meant to run before `enable_model_cpu_offload()
 """
 
 import copy
+import types
 import re
 
 import pytest
@@ -401,8 +402,17 @@ def test_ltx_attention_direct_calls_and_mask(backend, monkeypatch):
     assert len(seen) == 2 * LTX_LAYERS
     assert rel_err(out, run(ref, args, kw)) < FP32_RTOL
     seen.clear()
+    forwards.clear()
     run(model, args, kw)  # no hooks left: called directly again, unseen
-    assert not seen
+    assert not seen and not forwards
+    # a backward hook (training) or a per-instance forward: the module is called too
+    handle = block.attn1.register_full_backward_hook(lambda m, gi, go: None)
+    run(model, args, kw)
+    handle.remove()
+    block.attn2.forward = types.MethodType(attn_cls.forward, block.attn2)
+    run(model, args, kw)
+    del block.attn2.forward
+    assert forwards == [block.attn1, block.attn2]
 
 
 def test_ltx_custom_processor_kept(backend):

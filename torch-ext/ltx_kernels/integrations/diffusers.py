@@ -356,21 +356,33 @@ class LTXVideoKernelAttnProcessor(_KernelAttnProcessor):
         return attn.to_out[1](hidden_states)
 
 
+_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+
+
+def _unwrapped(m: nn.Module) -> bool:
+    """Whether calling `m` runs its class's forward and nothing else: no per-instance forward
+    (a hook library's wrapper) and no hooks of its own or global ones (torch's module-global
+    hook dicts; a torch without them counts as hooked)."""
+    if "forward" in m.__dict__ or any(getattr(m, name, None) for name in _HOOKS):
+        return False
+    for name in _HOOKS:
+        hooks = getattr(_nn_module, "_global" + name, None)
+        if hooks is None or hooks:
+            return False
+    return True
+
+
 def _attn_call(attn: nn.Module, hidden_states, encoder_hidden_states, attention_mask,
                image_rotary_emb):
     """`attn(hidden_states, encoder_hidden_states, attention_mask, image_rotary_emb)` for
     diffusers' `LTXAttention`. Its forward calls `inspect.signature` on the processor at every
     call to filter extra keyword arguments (there are none here) and then the processor: when
-    the processor is ours and nothing wraps the module (no per-instance forward, no forward
-    hooks of its own or global ones), the processor is called directly, which is what the
-    forward does then without its ~30 us of host time a call (56 calls an LTX-Video 2B step:
-    tools/host_profile.py, PERFORMANCE.md run U). Under torch.compile the module is called
-    (tracing pays that cost once)."""
+    the processor is ours and nothing wraps the module (`_unwrapped`), the processor is called
+    directly, which is what the forward does then without its ~30 us of host time a call (56
+    calls an LTX-Video 2B step: tools/host_profile.py, PERFORMANCE.md run U). Under
+    torch.compile the module is called (tracing pays that cost once)."""
     if (not torch.compiler.is_compiling() and type(attn).__name__ == "LTXAttention"
-            and "forward" not in attn.__dict__ and not attn._forward_hooks
-            and not attn._forward_pre_hooks and not _nn_module._global_forward_hooks
-            and not _nn_module._global_forward_pre_hooks
-            and isinstance(attn.processor, LTXVideoKernelAttnProcessor)):
+            and isinstance(attn.processor, LTXVideoKernelAttnProcessor) and _unwrapped(attn)):
         return attn.processor(attn, hidden_states, encoder_hidden_states, attention_mask,
                               image_rotary_emb)
     return attn(hidden_states=hidden_states, encoder_hidden_states=encoder_hidden_states,
