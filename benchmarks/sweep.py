@@ -28,6 +28,7 @@ import datetime
 import json
 import math
 import os
+import statistics
 import sys
 import tomllib
 from dataclasses import dataclass
@@ -114,15 +115,30 @@ def bench(fn: Callable[[], object], graph: bool = True) -> float:
     return times[len(times) // 2] * 1e3
 
 
-def time_impls(fns: dict[str, Callable[[], object]], label: str, graph: bool) -> dict[str, float]:
-    """`bench` of each implementation; one that fails is reported and left out."""
-    times = {}
-    for name, fn in fns.items():
-        try:
-            times[name] = bench(fn, graph=graph)
-        except Exception as e:
-            print(f"# {label} {name} failed: {type(e).__name__}: {e}", file=sys.stderr)
-    return times
+ROUNDS = 1  # --rounds
+
+
+def time_impls(fns: dict[str, Callable[[], object]], label: str, graph: bool,
+               rounds: int | None = None) -> dict[str, float]:
+    """`bench` of each implementation; one that fails is reported and left out. With several
+    `rounds` (default: --rounds) the implementations are timed in the table's order, then in
+    reverse, and so on, and each keeps the median of its rounds: run U found Liger's RMSNorm
+    up to 12% faster timed after torch.compile's kernel than right after ours, so a time can
+    depend on what ran before it."""
+    times: dict[str, list[float]] = {}
+    failed: set[str] = set()
+    order = list(fns)
+    for r in range(rounds or ROUNDS):
+        for name in order if r % 2 == 0 else order[::-1]:
+            if name in failed:
+                continue
+            try:
+                times.setdefault(name, []).append(bench(fns[name], graph=graph))
+            except Exception as e:
+                failed.add(name)
+                times.pop(name, None)
+                print(f"# {label} {name} failed: {type(e).__name__}: {e}", file=sys.stderr)
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def copy_bandwidth() -> float:
@@ -603,10 +619,12 @@ def write_outputs(rows: list[dict], out: Path, meta: dict, plot: bool = True) ->
         for r in rows:
             w.writerow({k: r.get(k, "") for k in fields})
     impls = [i for i in dict.fromkeys(r["impl"] for r in rows)]
+    rounds = meta.get("rounds", 1)
+    rounds_note = f"; each the median of {rounds} rounds in alternating order" if rounds > 1 else ""
     lines = [f"GPU: {meta['gpu']}; torch {meta['torch']}; {meta['date']}; copy "
              f"{meta['copy_GBps']:.0f} GB/s. Time in us (median of CUDA-graph replays, "
              f"L2 flushed by {meta.get('flush', 'zero')}ing 256 MB"
-             f"{', no graphs' if meta.get('no_graph') else ''}), "
+             f"{', no graphs' if meta.get('no_graph') else ''}{rounds_note}), "
              "share of the copy bandwidth in brackets; last column: best peer time / ours."
              + (f" {meta['note']}" if meta.get("note") else ""), "",
              "| op | shape | dtype | MB | " + " | ".join(impls) + " | speedup |",
@@ -739,6 +757,10 @@ def main(argv=None) -> int:
                          "'stream'): what a plain streaming kernel reaches at that size under "
                          "this method, against which issue 4's 90%% of the 1 GiB copy can be "
                          "judged; a reference, not a peer")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time each case's implementations N times, alternating the table's "
+                         "order and its reverse, and keep each one's median (the order can "
+                         "move a time: PERFORMANCE.md, run U, change 56)")
     args = ap.parse_args(argv)
     dtypes = (args.dtypes or ("bf16" if args.quick else "bf16,fp16")).split(",")
     ops = [o for o in args.ops.split(",") if o]
@@ -749,8 +771,11 @@ def main(argv=None) -> int:
         todo = select_cases(ops, dtypes, args.quick, args.shapes)
     except ValueError as e:
         ap.error(str(e))
-    global FLUSH
+    global FLUSH, ROUNDS
     FLUSH = args.flush
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
+    ROUNDS = args.rounds
     if not torch.cuda.is_available():
         print("sweep.py needs a CUDA GPU", file=sys.stderr)
         return 2
@@ -765,7 +790,7 @@ def main(argv=None) -> int:
     copy_gbps = copy_bandwidth()
     meta = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__,
                 date=datetime.date.today().isoformat(), copy_GBps=copy_gbps,
-                no_graph=args.no_graph, flush=args.flush)
+                no_graph=args.no_graph, flush=args.flush, rounds=args.rounds)
     print(f"# {meta['gpu']} torch {meta['torch']} copy {copy_gbps:.0f} GB/s", flush=True)
     rows: list[dict] = []
     for n, (op, shape, dt) in enumerate(todo, 1):

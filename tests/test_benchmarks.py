@@ -467,3 +467,30 @@ printf '| geglu | 2x8x16 | %s | 0.1 | 5.0 (1%%) | 6.0 (1%%) | 1.20x |\\n' "$dt" 
     assert "| geglu | 2x8x16 | bf16 | 0.1 | 5.0 (1%) | 6.0 (1%) | 1.20x |" in text
     assert "| geglu | 2x8x16 | fp16 |" in text
     assert "| op | shape |" not in text
+
+
+def test_sweep_rounds_alternate_order(monkeypatch, tmp_path):
+    """--rounds N: each case's implementations timed N times, the table's order then its
+    reverse, each keeping the median of its rounds; one that fails is tried once; the table's
+    header says so."""
+    import sweep
+
+    calls, t = [], {"ltx": iter([1.0, 5.0, 2.0]), "liger": iter([4.0, 1.0, 3.0])}
+
+    def fake_bench(fn, graph=True):
+        name = fn()
+        calls.append(name)
+        if name == "broken":
+            raise RuntimeError("no kernel image")
+        return next(t[name])
+
+    monkeypatch.setattr(sweep, "bench", fake_bench)
+    fns = {"ltx": lambda: "ltx", "broken": lambda: "broken", "liger": lambda: "liger"}
+    times = sweep.time_impls(fns, "rms_norm 1x8x64 bf16", True, rounds=3)
+    assert calls == ["ltx", "broken", "liger", "liger", "ltx", "ltx", "liger"]
+    assert times == {"ltx": 2.0, "liger": 3.0}
+    row = dict(op="rms_norm", shape="1x8x64", dtype="bf16", impl="ltx", us=2.0, GBps=1.0,
+               copy_share=0.1, MB=1.0, vs_best_peer="")
+    meta = dict(gpu="g", torch="t", date="d", copy_GBps=4000.0, rounds=3)
+    sweep.write_outputs([row], tmp_path, meta, plot=False)
+    assert "each the median of 3 rounds in alternating order" in (tmp_path / "sweep.md").read_text()
