@@ -313,6 +313,14 @@ def _is_tanh_gelu_proj(m: nn.Module) -> bool:
 # ---- LTX-Video -------------------------------------------------------------------------------
 
 
+def _per_head_mask(attn: nn.Module, mask: torch.Tensor, target_len: int,
+                   batch: int) -> torch.Tensor:
+    """diffusers' attention mask preparation for LTX's processor: `prepare_attention_mask`
+    (padding to `target_len`, one copy per head), viewed as `[B, heads, 1 or S, L]`."""
+    mask = attn.prepare_attention_mask(mask, target_len, batch)
+    return mask.view(batch, attn.heads, -1, mask.shape[-1])
+
+
 class LTXVideoKernelAttnProcessor(_KernelAttnProcessor):
     """diffusers' `LTXVideoAttnProcessor` with `norm_q` / `norm_k` (`torch.nn.RMSNorm` across
     heads) + interleaved rope fused, q and k in one call (`rms_norm_rope_qk`), when rope is
@@ -329,8 +337,7 @@ class LTXVideoKernelAttnProcessor(_KernelAttnProcessor):
         if attention_mask is not None and attention_mask.dim() != 4:
             # a 4-D mask is already per head (`[B, heads, 1 or S, L]`): the injected
             # transformer forward prepares it once for every block (_ltx_heads_mask)
-            attention_mask = attn.prepare_attention_mask(attention_mask, sequence_length, batch_size)
-            attention_mask = attention_mask.view(batch_size, attn.heads, -1, attention_mask.shape[-1])
+            attention_mask = _per_head_mask(attn, attention_mask, sequence_length, batch_size)
         if encoder_hidden_states is None:
             encoder_hidden_states = hidden_states
 
@@ -400,9 +407,7 @@ def _ltx_heads_mask(model: nn.Module, mask: torch.Tensor, text_len: int) -> torc
     if not attns or not all(isinstance(getattr(a, "processor", None), LTXVideoKernelAttnProcessor)
                             and a.heads == attns[0].heads for a in attns):
         return mask
-    batch = mask.size(0)
-    prepared = attns[0].prepare_attention_mask(mask, text_len, batch)
-    return prepared.view(batch, attns[0].heads, -1, prepared.shape[-1])
+    return _per_head_mask(attns[0], mask, text_len, mask.size(0))
 
 
 def _ltx_block_forward(self, hidden_states, encoder_hidden_states, temb, image_rotary_emb=None,
