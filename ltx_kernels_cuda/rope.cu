@@ -205,13 +205,20 @@ struct PackedItem {
   static constexpr int kVecs = RopeItem<VEC, IL>::F / VEC;
   Vec<T, VEC> a[kVecs];
 
-  __device__ __forceinline__ void load(const T* row, int pa, int pb) {
+  // A split-halves item's second vector is skipped at or past `limit` (the row's end: a
+  // pass-through tail of an odd number of vectors leaves the last item one vector); the first
+  // always lies inside the row.
+  __device__ __forceinline__ void load(const T* row, int pa, int pb, int limit) {
     a[0] = load_vec_once<T, VEC>(row + pa);
-    if constexpr (kVecs == 2) a[1] = load_vec_once<T, VEC>(row + pb);
+    if constexpr (kVecs == 2) {
+      if (pb < limit) a[1] = load_vec_once<T, VEC>(row + pb);
+    }
   }
-  __device__ __forceinline__ void store(T* row, int pa, int pb) const {
+  __device__ __forceinline__ void store(T* row, int pa, int pb, int limit) const {
     store_vec<T, VEC>(row + pa, a[0]);
-    if constexpr (kVecs == 2) store_vec<T, VEC>(row + pb, a[1]);
+    if constexpr (kVecs == 2) {
+      if (pb < limit) store_vec<T, VEC>(row + pb, a[1]);
+    }
   }
   // A copy the compiler must treat as new in every iteration of a loop, so that it widens the
   // copy where it is used instead of hoisting the widened floats out of the loop (loop-invariant
@@ -258,9 +265,9 @@ __global__ void rope_heads_kernel(const RopeHeadsParams<T, C> p) {
   int pa, pb;
   const bool rot = rope_item_pos<VEC, IL>(p.row, lane, pa, pb);
   PackedItem<C, VEC, IL> c{}, s{};
-  if (rot) {
-    c.load(p.cos + p.cos_tok.offset(tok), pa, pb);
-    s.load(p.sin + p.sin_tok.offset(tok), pa, pb);
+  if (rot) {  // rotated items lie inside R: no limit
+    c.load(p.cos + p.cos_tok.offset(tok), pa, pb, p.row.R);
+    s.load(p.sin + p.sin_tok.offset(tok), pa, pb, p.row.R);
   }
   const T* x0 = p.t[0].x + p.t[0].x_tok.offset(tok);
   T* o0 = p.t[0].out + p.t[0].out_tok.offset(tok);
@@ -278,7 +285,7 @@ __global__ void rope_heads_kernel(const RopeHeadsParams<T, C> p) {
       const int j = j0 + b * p.groups;
       if (j < p.heads_total) {
         v[b].load(j < h0 ? x0 + j * p.t[0].x_hstride : x1 + (j - h0) * p.t[1].x_hstride, pa,
-                  pb);
+                  pb, p.row.D);
       }
     }
 #pragma unroll
@@ -288,7 +295,7 @@ __global__ void rope_heads_kernel(const RopeHeadsParams<T, C> p) {
         PackedItem<T, VEC, IL> o = v[b];
         if (rot) rope_rotate_packed(v[b], c.opaque(), s.opaque(), o);
         o.store(j < h0 ? o0 + j * p.t[0].out_hstride : o1 + (j - h0) * p.t[1].out_hstride, pa,
-                pb);
+                pb, p.row.D);
       }
     }
   }

@@ -204,6 +204,10 @@ def test_rope_qk_gqa(kernel, device, dtype, interleaved):
         (2, 8000, 3, 1, 80, 80, "bshd"),  # [B, S, H, D] with cos [B, S, 1, D] (FLUX-like)
         (2, 33, 3, 1, 80, 80, "bshd"),  # few tokens (CUDA: the rows path)
         (1, 3000, 2, 2, 256, 128, "bhsd"),  # items past R copied
+        # a tail of one 16-byte vector past R (16-bit x): the last split-halves item holds one
+        # vector, whose partner position is the row's end (heads path: many tokens)
+        (1, 9000, 4, 2, 72, 64, "bhsd"),
+        (2, 4500, 4, 2, 72, 64, "qkv"),
     ],
 )
 def test_rope_qk_heads(kernel, device, dtype, B, S, Hq, Hk, D, R, layout, interleaved, tkind):
