@@ -413,6 +413,246 @@ bool launch_rope_heads(at::Tensor* outs, const at::Tensor* xs, int count, const 
   return interleaved ? go(std::true_type{}) : go(std::false_type{});
 }
 
+// LTX_ROPE_FLAT: 0 (off), 1 (items) or 2 (vectors), below.
+inline int rope_flat_mode() {
+  static const int mode = env_int("LTX_ROPE_FLAT", 0, /*zero_turns_off=*/true);
+  return mode;
+}
+
+// The flat path walks rows in index order. When x's leading dims are not in memory order
+// (transformers' q and k as transposed views of one QKV projection, [B, H, S, D] over memory
+// [B, S, H, D]), consecutive threads would read rows a whole token apart, and each DRAM page
+// would be opened once per head. rope_memory_order permutes the leading dims of x, out and the
+// tables alike (an element-wise op over rows: the same result) so that rows run in x's memory
+// order: dims of size > 1 sorted by stride, outermost first (stable). q and k are permuted only
+// when both sort to the same order. Returns false (nothing changed) when x is already in that
+// order or the knob LTX_ROPE_FLAT_ORDER [1] is 0.
+inline bool rope_memory_order(at::Tensor* xs, at::Tensor* outs, int count, at::Tensor& cos,
+                              at::Tensor& sin) {
+  static const int on = env_int("LTX_ROPE_FLAT_ORDER", 1, /*zero_turns_off=*/true);
+  if (!on) return false;
+  const int64_t lead = xs[0].dim() - 1;
+  auto order_of = [&](const at::Tensor& x) {
+    std::vector<int64_t> big, order;
+    for (int64_t d = 0; d < lead; ++d) (x.size(d) > 1 ? big : order).push_back(d);
+    std::stable_sort(big.begin(), big.end(),
+                     [&](int64_t a, int64_t b) { return x.stride(a) > x.stride(b); });
+    order.insert(order.end(), big.begin(), big.end());  // size-1 dims first: any place will do
+    order.push_back(lead);
+    return order;
+  };
+  std::vector<int64_t> order = order_of(xs[0]);
+  for (int i = 1; i < count; ++i) {
+    if (xs[i].dim() != xs[0].dim() || order_of(xs[i]) != order) return false;
+  }
+  // Already in order when the dims of size > 1 keep their relative order.
+  int64_t last = -1;
+  bool sorted = true;
+  for (const int64_t d : order) {
+    if (d == lead || xs[0].size(d) == 1) continue;
+    sorted = sorted && d > last;
+    last = d;
+  }
+  if (sorted) return false;
+  for (int i = 0; i < count; ++i) {
+    xs[i] = xs[i].permute(order);
+    outs[i] = outs[i].permute(order);
+  }
+  auto table = [&](at::Tensor t) {
+    while (t.dim() < xs[0].dim()) t = t.unsqueeze(0);
+    return t.permute(order);
+  };
+  cos = table(cos);
+  sin = table(sin);
+  return true;
+}
+
+// ---- flat path: one thread per item, or per vector ---------------------------------------------
+//
+// Threads over q's rows, then k's, `per_row` threads a row, with no loop and no group: each
+// finds its row's offsets itself. Two layouts (LTX_ROPE_FLAT): 1, one item a thread (an
+// interleaved item is one vector; a split-halves item its two vectors, x and the tables read
+// once each, as the rows path does but packed as the heads path keeps them); 2 (split halves),
+// one 16-byte vector a thread: the thread also loads the vector its pairs share with the other
+// half (its partner) and stores only its own, so x is read twice from L2 but a thread holds
+// four vectors (torch.compile's layout for rotate_half). Row offsets by Rows2 (32 bits, up to
+// two levels a operand: transformers' and FLUX's layouts) where every operand allows it
+// (LTX_ROPE_FLAT_ROWS32 [1]), by FastBcast otherwise.
+
+template <typename T, typename C, typename Rows>
+struct RopeFlatParams {
+  struct Tensor {
+    T* out;
+    const T* x;
+    Rows x_rows, out_rows, cos_rows, sin_rows;
+  } t[2];  // t[1] only for rope_qk
+  const C* cos;
+  const C* sin;
+  RopeRow row;
+  bool sin_like_cos;
+  FastDiv per_row_div;
+  uint32_t per_row;  // threads a row
+  uint32_t n0;       // threads of t[0]
+  uint32_t n;        // threads in all
+};
+
+// A flat thread's row: x, out and the tables' row starts. Fields are selected one by one so
+// that the parameter struct is read in place (no local copy).
+template <typename T, typename C>
+struct FlatRow {
+  const T* x;
+  T* out;
+  const C* cos;
+  const C* sin;
+  int k;  // the thread's index within its row
+};
+
+template <typename T, typename C, typename Rows>
+__device__ __forceinline__ bool flat_row(const RopeFlatParams<T, C, Rows>& p, FlatRow<T, C>& r) {
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= p.n) return false;
+  const bool second = i >= p.n0;
+  const uint32_t j = second ? i - p.n0 : i;
+  const uint32_t row = p.per_row_div.div(j);
+  r.k = static_cast<int>(j - row * p.per_row);
+  r.x = (second ? p.t[1].x : p.t[0].x) + (second ? p.t[1].x_rows : p.t[0].x_rows).offset(row);
+  r.out = (second ? p.t[1].out : p.t[0].out) +
+          (second ? p.t[1].out_rows : p.t[0].out_rows).offset(row);
+  const auto cos_off = (second ? p.t[1].cos_rows : p.t[0].cos_rows).offset(row);
+  r.cos = p.cos + cos_off;
+  r.sin = p.sin + (p.sin_like_cos ? cos_off
+                                  : (second ? p.t[1].sin_rows : p.t[0].sin_rows).offset(row));
+  return true;
+}
+
+template <typename T, typename C, typename Rows, int VEC, bool IL>
+__global__ void rope_flat_item_kernel(const RopeFlatParams<T, C, Rows> p) {
+  FlatRow<T, C> r;
+  if (!flat_row(p, r)) return;
+  int pa, pb;
+  const bool rot = rope_item_pos<VEC, IL>(p.row, r.k, pa, pb);
+  PackedItem<T, VEC, IL> v;
+  v.load(r.x, pa, pb, p.row.D);
+  PackedItem<T, VEC, IL> o = v;
+  if (rot) {  // rotated items lie inside R
+    PackedItem<C, VEC, IL> c, s;
+    c.load(r.cos, pa, pb, p.row.R);
+    s.load(r.sin, pa, pb, p.row.R);
+    rope_rotate_packed(v, c, s, o);
+  }
+  o.store(r.out, pa, pb, p.row.D);
+}
+
+// Split halves, one vector a thread: vector k (elements [k * VEC, k * VEC + VEC)) of its row.
+template <typename T, typename C, typename Rows, int VEC>
+__global__ void rope_flat_vec_kernel(const RopeFlatParams<T, C, Rows> p) {
+  FlatRow<T, C> r;
+  if (!flat_row(p, r)) return;
+  const int e = r.k * VEC;
+  const int half = p.row.R / 2;
+  const Vec<T, VEC> a = load_vec_once<T, VEC>(r.x + e);
+  if (e >= p.row.R) {  // pass-through tail
+    store_vec<T, VEC>(r.out + e, a);
+    return;
+  }
+  // The partner: the other element of each of the vector's pairs; out = a * c -+ b * s.
+  const bool first = e < half;
+  const Vec<T, VEC> b = load_vec<T, VEC>(r.x + (first ? e + half : e - half));
+  const Vec<C, VEC> c = load_vec<C, VEC>(r.cos + e);
+  const Vec<C, VEC> s = load_vec<C, VEC>(r.sin + e);
+  const float sign = first ? -1.f : 1.f;
+  Vec<T, VEC> o;
+#pragma unroll
+  for (int q = 0; q < VEC; q += 2) {
+    const float2 av = get2(a, q), bv = get2(b, q), cv = get2(c, q), sv = get2(s, q);
+    set2(o, q, make_float2(av.x * cv.x + sign * (bv.x * sv.x),
+                           av.y * cv.y + sign * (bv.y * sv.y)));
+  }
+  store_vec<T, VEC>(r.out + e, o);
+}
+
+// p's operands as Rows2 (32-bit offsets of up to two levels) for `count` tensors; false when
+// one does not fit.
+template <typename T, typename C, typename Flat>
+bool flat_rows32(const RopeParams<T, C>& p, int count, Flat& f) {
+  for (int i = 0; i < count; ++i) {
+    const RopeTensor<T>& t = p.t[i];
+    auto& o = f.t[i];
+    if (!rows2(t.x_rows.b, t.rows, p.row.D, o.x_rows) ||
+        !rows2(t.out_rows.b, t.rows, p.row.D, o.out_rows) ||
+        !rows2(t.cos_rows.b, t.rows, p.row.R, o.cos_rows) ||
+        !rows2(t.sin_rows.b, t.rows, p.row.R, o.sin_rows)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Launches the flat path (LTX_ROPE_FLAT: 1 items, 2 vectors for split halves, 0 off) on the
+// vector path when the thread count fits 32 bits; false otherwise.
+template <typename T, typename C>
+bool launch_rope_flat(RopeParams<T, C> p, int count, int D, int R, bool interleaved,
+                      cudaStream_t stream) {
+  static const int threads = env_int("LTX_ROPE_FLAT_THREADS", 128);
+  static const int rows32 = env_int("LTX_ROPE_FLAT_ROWS32", 1, /*zero_turns_off=*/true);
+  const int mode = rope_flat_mode();
+  if (mode == 0) return false;
+  constexpr int V = kVec16<T>;
+  if (!rope_vec_ok(p, count, D, R, V, interleaved)) return false;
+  const bool vecs = mode == 2 && !interleaved;
+  auto go = [&](auto il_c) -> bool {
+    constexpr bool IL = decltype(il_c)::value;
+    p.row = rope_row<V, IL>(D, R);
+    const int64_t per_row = vecs ? D / V : p.row.items;
+    const int64_t n0 = p.t[0].rows * per_row;
+    const int64_t n = n0 + (count > 1 ? p.t[1].rows : 0) * per_row;
+    if (n == 0) return true;
+    if (n >= (int64_t{1} << 31)) return false;
+    const unsigned blocks = static_cast<unsigned>((n + threads - 1) / threads);
+    auto run = [&](auto& f) {
+      f.cos = p.cos;
+      f.sin = p.sin;
+      f.row = p.row;
+      f.sin_like_cos = p.sin_like_cos;
+      f.per_row_div = FastDiv::make(static_cast<uint32_t>(per_row));
+      f.per_row = static_cast<uint32_t>(per_row);
+      f.n0 = static_cast<uint32_t>(n0);
+      f.n = static_cast<uint32_t>(n);
+      for (int i = 0; i < count; ++i) {
+        f.t[i].x = p.t[i].x;
+        f.t[i].out = p.t[i].out;
+      }
+      using F = std::remove_reference_t<decltype(f)>;
+      if constexpr (!IL) {
+        if (vecs) {
+          rope_flat_vec_kernel<T, C, decltype(F::Tensor::x_rows), V>
+              <<<blocks, threads, 0, stream>>>(f);
+          C10_CUDA_KERNEL_LAUNCH_CHECK();
+          return;
+        }
+      }
+      rope_flat_item_kernel<T, C, decltype(F::Tensor::x_rows), V, IL>
+          <<<blocks, threads, 0, stream>>>(f);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    };
+    RopeFlatParams<T, C, Rows2> f32{};
+    if (rows32 && flat_rows32(p, count, f32)) {
+      run(f32);
+      return true;
+    }
+    RopeFlatParams<T, C, FastBcast> f64{};
+    for (int i = 0; i < count; ++i) {
+      f64.t[i].x_rows = p.t[i].x_rows;
+      f64.t[i].out_rows = p.t[i].out_rows;
+      f64.t[i].cos_rows = p.t[i].cos_rows;
+      f64.t[i].sin_rows = p.t[i].sin_rows;
+    }
+    run(f64);
+    return true;
+  };
+  return interleaved ? go(std::true_type{}) : go(std::false_type{});
+}
+
 // Fills p.t[i] for tensor x (already checked) and its output.
 template <typename T>
 RopeTensor<T> rope_tensor(at::Tensor& out, const at::Tensor& x, const RopeTables& tab,
@@ -454,6 +694,7 @@ void run_rope(at::Tensor* outs, const at::Tensor* xs, const RopeTables* tabs,
       p.cos = reinterpret_cast<const C*>(cos.data_ptr());
       p.sin = reinterpret_cast<const C*>(sin.data_ptr());
       p.sin_like_cos = sin_like_cos;
+      if (launch_rope_flat(p, count, D, R, interleaved, stream)) return;
       if (launch_rope_heads<T, C>(outs, xs, count, cos, sin, D, R, interleaved, stream)) return;
       launch_rope(p, count, D, R, interleaved, stream);
     };
@@ -470,24 +711,32 @@ void run_rope(at::Tensor* outs, const at::Tensor* xs, const RopeTables* tabs,
 void rope(at::Tensor& out, const at::Tensor& input, const at::Tensor& cos, const at::Tensor& sin,
           bool interleaved) {
   using namespace ltx;
-  const RopeTables tab = check_rope_args(out, input, cos, sin);
+  RopeTables tab = check_rope_args(out, input, cos, sin);
   if (out.numel() == 0) return;
+  at::Tensor ins[1] = {input}, outs[1] = {out};
+  at::Tensor c = cos, s = sin;
+  if (rope_flat_mode() != 0 && rope_memory_order(ins, outs, 1, c, s)) {
+    tab = check_rope_args(outs[0], ins[0], c, s);
+  }
   BcastRows xr;
-  const at::Tensor x = strided_rows_input(input, xr);
-  at::Tensor outs[1] = {out};
+  const at::Tensor x = strided_rows_input(ins[0], xr);
   const char* names[1] = {"out"};
-  run_rope(outs, &x, &tab, names, 1, cos, sin, interleaved);
+  run_rope(outs, &x, &tab, names, 1, c, s, interleaved);
 }
 
 void rope_qk(at::Tensor& q_out, at::Tensor& k_out, const at::Tensor& q, const at::Tensor& k,
              const at::Tensor& cos, const at::Tensor& sin, bool interleaved) {
   using namespace ltx;
-  const RopeQkTables tab = check_rope_qk_args(q_out, k_out, q, k, cos, sin);
+  RopeQkTables tab = check_rope_qk_args(q_out, k_out, q, k, cos, sin);
+  if (q.numel() == 0 && k.numel() == 0) return;
+  at::Tensor ins[2] = {q, k}, outs[2] = {q_out, k_out};
+  at::Tensor c = cos, s = sin;
+  if (rope_flat_mode() != 0 && rope_memory_order(ins, outs, 2, c, s)) {
+    tab = check_rope_qk_args(outs[0], outs[1], ins[0], ins[1], c, s);
+  }
   BcastRows xr;
-  const at::Tensor xs[2] = {strided_rows_input(q, xr), strided_rows_input(k, xr)};
-  at::Tensor outs[2] = {q_out, k_out};
+  const at::Tensor xs[2] = {strided_rows_input(ins[0], xr), strided_rows_input(ins[1], xr)};
   const RopeTables tabs[2] = {tab.q, tab.k};
   const char* names[2] = {"q_out", "k_out"};
-  if (q.numel() == 0 && k.numel() == 0) return;
-  run_rope(outs, xs, tabs, names, 2, cos, sin, interleaved);
+  run_rope(outs, xs, tabs, names, 2, c, s, interleaved);
 }

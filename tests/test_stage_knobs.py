@@ -76,6 +76,11 @@ SETTINGS = {
     # The activations (activation.cu): the row kernel for every layout (on every device the
     # defaults send dense rows of 16-byte vectors to the flat kernel), and the flat kernel for
     # the gated ops only (gelu_tanh and silu on the row kernel, run S call 2's default).
+    # rope.cu's flat path (one thread per item, or per vector of split halves) for every rope
+    # and rope_qk on the vector path, rows in x's memory order; and per vector in index order.
+    "rope-flat-items": {"LTX_ROPE_FLAT": "1"},
+    "rope-flat-vectors": {"LTX_ROPE_FLAT": "2"},
+    "rope-flat-index-order": {"LTX_ROPE_FLAT": "2", "LTX_ROPE_FLAT_ORDER": "0"},
     "act-row-kernel": {"LTX_ACT_FLAT": "0"},
     "act-flat-gated": {"LTX_ACT_FLAT": "1"},
 }
@@ -90,19 +95,24 @@ _GATED = "cuda and not misaligned and (gated or rows_per_block or ltx)"
 # defaults; in one-row blocks the reference tests. Run Q (H200, 14 workers): the whole CUDA
 # selection of test_adaln.py took over 150 s a setting.
 _DENSE = "cuda and not misaligned and not strided and not dense_rows_many and not long_rows"
+# rope and rope_qk (not the norm + rope ops, which rope.cu does not run): 469 tests.
+_ROPE = "cuda and not rms_norm and not huge"
 SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
           "gated-y-read": _GATED, "dense-every-grid": _DENSE,
           "dense-row-blocks": "cuda and contiguous and reference",
           "rms-dense-two-vectors": "cuda and not misaligned and not long_rows and not huge",
           "rms-dense-wide-blocks": "cuda and not misaligned and not long_rows and not huge",
           "dense-off": "cuda and not misaligned and (rms_norm or norm_rope) and not huge",
-          "act-row-kernel": "cuda", "act-flat-gated": "cuda"}
+          "act-row-kernel": "cuda", "act-flat-gated": "cuda",
+          "rope-flat-items": _ROPE, "rope-flat-vectors": _ROPE, "rope-flat-index-order": _ROPE}
 # The test files of each setting.
 FILES = {name: ["tests/test_rms_norm.py", "tests/test_adaln.py"] for name in SETTINGS}
 FILES["dense-every-grid"] = ["tests/test_adaln.py"]
 FILES["rms-dense-two-vectors"] = FILES["rms-dense-wide-blocks"] = ["tests/test_rms_norm.py"]
 FILES["dense-off"] = ["tests/test_rms_norm.py", "tests/test_rope.py"]
 FILES["act-row-kernel"] = FILES["act-flat-gated"] = ["tests/test_activation.py"]
+for _name in ("rope-flat-items", "rope-flat-vectors", "rope-flat-index-order"):
+    FILES[_name] = ["tests/test_rope.py"]
 
 
 @pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device")

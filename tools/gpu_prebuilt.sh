@@ -35,6 +35,37 @@ prebuilt_ab() {
     "$dir/${b}1/sweep.csv" "$dir/${b}2/sweep.csv" | tee "$dir/ab.md"
 }
 
+# knob_ab OPS DIR NAME=ENV...: our kernels alone (benchmarks/sweep.py --impls ltx, in the dtypes
+# ${AB_DTYPES:-bf16,fp16}) from the build in place, under each knob setting NAME (ENV: VAR=VALUE
+# pairs separated by commas, empty for the defaults), every setting twice on one lease, the
+# second round in reverse order, into DIR/NAME{1,2}; then tools/ab_table.py of the first setting
+# against each other one into DIR/ab-NAME.md and on stdout. ${AB_SWEEP_LIMIT:-60} seconds a
+# sweep.
+knob_ab() {
+  local ops=$1 dir=$2 run i j n spec name envs base
+  shift 2
+  local specs=("$@")
+  n=${#specs[@]}
+  for run in 1 2; do
+    for ((j = 0; j < n; j++)); do
+      i=$((run == 1 ? j : n - 1 - j))
+      spec=${specs[$i]}
+      name=${spec%%=*}
+      envs=${spec#*=}
+      echo "== $name run $run: ours, $ops, ${envs:-defaults} ($(date +%T))"
+      env ${envs//,/ } timeout "${AB_SWEEP_LIMIT:-60}" python3 benchmarks/sweep.py --impls ltx \
+        --dtypes "${AB_DTYPES:-bf16,fp16}" --ops "$ops" --out "$dir/$name$run" 2>&1 | tail -1
+    done
+  done
+  base=${specs[0]%%=*}
+  for ((i = 1; i < n; i++)); do
+    name=${specs[$i]%%=*}
+    echo "== $base against $name"
+    python3 tools/ab_table.py "$dir/${base}1/sweep.csv" "$dir/${base}2/sweep.csv" -- \
+      "$dir/${name}1/sweep.csv" "$dir/${name}2/sweep.csv" | tee "$dir/ab-$name.md"
+  done
+}
+
 # prebuilt_faster AB_MD OP SHAPE DTYPE A B: A or B, whichever is faster at that case of
 # prebuilt_ab's table (B when B / A < 1; nothing when the case is missing).
 prebuilt_faster() {
