@@ -2,9 +2,10 @@
 // or split halves), copies the rest; fp32 math, one rounding to x's dtype. rope_qk does q and k
 // in one launch (the first blocks work on q, the others on k).
 //
-// Element-wise over pairs: a group of G threads per row walks the row's items (see
-// common/rope.cuh), each item a whole number of pairs, so no data moves between threads. cos /
-// sin rows are found by strides (broadcast over heads, batch or both), never materialized.
+// Element-wise over pairs: each thread takes one item (see common/rope.cuh) of one row, a
+// whole number of pairs, so no data moves between threads (the flat path; where it does not
+// apply, the heads path or a group of G threads per row walking the row's items). cos / sin
+// rows are found by strides (broadcast over heads, batch or both), never materialized.
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -413,10 +414,10 @@ bool launch_rope_heads(at::Tensor* outs, const at::Tensor* xs, int count, const 
   return interleaved ? go(std::true_type{}) : go(std::false_type{});
 }
 
-// LTX_ROPE_FLAT: 0 (off), 1 (items) or 2 (vectors), below.
-inline int rope_flat_mode() {
-  static const int mode = env_int("LTX_ROPE_FLAT", 0, /*zero_turns_off=*/true);
-  return mode;
+// LTX_ROPE_FLAT [1]: the flat path below; 0 leaves every call to the heads and rows paths.
+inline bool rope_flat_on() {
+  static const bool on = env_int("LTX_ROPE_FLAT", 1, /*zero_turns_off=*/true) != 0;
+  return on;
 }
 
 // The flat path walks rows in index order. When x's leading dims are not in memory order
@@ -454,9 +455,19 @@ inline bool rope_memory_order(at::Tensor* xs, at::Tensor* outs, int count, at::T
     last = d;
   }
   if (sorted) return false;
+  // Only where x and out both keep rows at strides (a dense permutation of more levels than
+  // BcastRows holds is read through a contiguous copy, and its default out is contiguous: out
+  // then has x's logical order, not its memory order).
+  at::Tensor px[2], po[2];
   for (int i = 0; i < count; ++i) {
-    xs[i] = xs[i].permute(order);
-    outs[i] = outs[i].permute(order);
+    px[i] = xs[i].permute(order);
+    po[i] = outs[i].permute(order);
+    BcastRows b;
+    if (!try_strided_rows(px[i], b) || !try_strided_rows(po[i], b)) return false;
+  }
+  for (int i = 0; i < count; ++i) {
+    xs[i] = px[i];
+    outs[i] = po[i];
   }
   auto table = [&](at::Tensor t) {
     while (t.dim() < xs[0].dim()) t = t.unsqueeze(0);
@@ -467,17 +478,19 @@ inline bool rope_memory_order(at::Tensor* xs, at::Tensor* outs, int count, at::T
   return true;
 }
 
-// ---- flat path: one thread per item, or per vector ---------------------------------------------
+// ---- flat path: one thread per item ----------------------------------------------------------
 //
-// Threads over q's rows, then k's, `per_row` threads a row, with no loop and no group: each
-// finds its row's offsets itself. Two layouts (LTX_ROPE_FLAT): 1, one item a thread (an
-// interleaved item is one vector; a split-halves item its two vectors, x and the tables read
-// once each, as the rows path does but packed as the heads path keeps them); 2 (split halves),
-// one 16-byte vector a thread: the thread also loads the vector its pairs share with the other
-// half (its partner) and stores only its own, so x is read twice from L2 but a thread holds
-// four vectors (torch.compile's layout for rotate_half). Row offsets by Rows2 (32 bits, up to
-// two levels a operand: transformers' and FLUX's layouts) where every operand allows it
-// (LTX_ROPE_FLAT_ROWS32 [1]), by FastBcast otherwise.
+// Threads over q's rows, then k's, one item a thread (`per_row` = the row's items), with no loop
+// and no group: each thread finds its row's offsets itself and holds one item packed (an
+// interleaved item is one 16-byte vector of x; a split-halves item its two vectors, x and the
+// tables read once each). Row offsets by Rows2 (32 bits, up to two levels an operand:
+// transformers' and FLUX's layouts at one batch, or contiguous tables) where every operand
+// allows it (LTX_ROPE_FLAT_ROWS32 [1]; 31-40 registers in 16 bits against the heads path's
+// 56-64), by FastBcast otherwise; LTX_ROPE_FLAT_THREADS [128] a block. The default path on
+// every device wherever the vector path applies (run V, H200, bf16, against the heads / rows
+// paths: 0.86-0.95x the time at every rope_qk and rope_qk_gqa case; one 16-byte vector a thread
+// with its partner vector loaded too, torch.compile's layout, 0.87-0.94x but 1.20x at head dim
+// 64; 64-bit offsets 0.95-1.20x; PERFORMANCE.md, change 59).
 
 template <typename T, typename C, typename Rows>
 struct RopeFlatParams {
@@ -543,34 +556,6 @@ __global__ void rope_flat_item_kernel(const RopeFlatParams<T, C, Rows> p) {
   o.store(r.out, pa, pb, p.row.D);
 }
 
-// Split halves, one vector a thread: vector k (elements [k * VEC, k * VEC + VEC)) of its row.
-template <typename T, typename C, typename Rows, int VEC>
-__global__ void rope_flat_vec_kernel(const RopeFlatParams<T, C, Rows> p) {
-  FlatRow<T, C> r;
-  if (!flat_row(p, r)) return;
-  const int e = r.k * VEC;
-  const int half = p.row.R / 2;
-  const Vec<T, VEC> a = load_vec_once<T, VEC>(r.x + e);
-  if (e >= p.row.R) {  // pass-through tail
-    store_vec<T, VEC>(r.out + e, a);
-    return;
-  }
-  // The partner: the other element of each of the vector's pairs; out = a * c -+ b * s.
-  const bool first = e < half;
-  const Vec<T, VEC> b = load_vec<T, VEC>(r.x + (first ? e + half : e - half));
-  const Vec<C, VEC> c = load_vec<C, VEC>(r.cos + e);
-  const Vec<C, VEC> s = load_vec<C, VEC>(r.sin + e);
-  const float sign = first ? -1.f : 1.f;
-  Vec<T, VEC> o;
-#pragma unroll
-  for (int q = 0; q < VEC; q += 2) {
-    const float2 av = get2(a, q), bv = get2(b, q), cv = get2(c, q), sv = get2(s, q);
-    set2(o, q, make_float2(av.x * cv.x + sign * (bv.x * sv.x),
-                           av.y * cv.y + sign * (bv.y * sv.y)));
-  }
-  store_vec<T, VEC>(r.out + e, o);
-}
-
 // p's operands as Rows2 (32-bit offsets of up to two levels) for `count` tensors; false when
 // one does not fit.
 template <typename T, typename C, typename Flat>
@@ -588,22 +573,20 @@ bool flat_rows32(const RopeParams<T, C>& p, int count, Flat& f) {
   return true;
 }
 
-// Launches the flat path (LTX_ROPE_FLAT: 1 items, 2 vectors for split halves, 0 off) on the
-// vector path when the thread count fits 32 bits; false otherwise.
+// Launches the flat path on the vector path when the thread count fits 32 bits; false
+// otherwise or when LTX_ROPE_FLAT is 0.
 template <typename T, typename C>
 bool launch_rope_flat(RopeParams<T, C> p, int count, int D, int R, bool interleaved,
                       cudaStream_t stream) {
-  static const int threads = env_int("LTX_ROPE_FLAT_THREADS", 128);
+  static const int threads = std::clamp(env_int("LTX_ROPE_FLAT_THREADS", 128), 32, 1024);
   static const int rows32 = env_int("LTX_ROPE_FLAT_ROWS32", 1, /*zero_turns_off=*/true);
-  const int mode = rope_flat_mode();
-  if (mode == 0) return false;
+  if (!rope_flat_on()) return false;
   constexpr int V = kVec16<T>;
   if (!rope_vec_ok(p, count, D, R, V, interleaved)) return false;
-  const bool vecs = mode == 2 && !interleaved;
   auto go = [&](auto il_c) -> bool {
     constexpr bool IL = decltype(il_c)::value;
     p.row = rope_row<V, IL>(D, R);
-    const int64_t per_row = vecs ? D / V : p.row.items;
+    const int64_t per_row = p.row.items;
     const int64_t n0 = p.t[0].rows * per_row;
     const int64_t n = n0 + (count > 1 ? p.t[1].rows : 0) * per_row;
     if (n == 0) return true;
@@ -623,14 +606,6 @@ bool launch_rope_flat(RopeParams<T, C> p, int count, int D, int R, bool interlea
         f.t[i].out = p.t[i].out;
       }
       using F = std::remove_reference_t<decltype(f)>;
-      if constexpr (!IL) {
-        if (vecs) {
-          rope_flat_vec_kernel<T, C, decltype(F::Tensor::x_rows), V>
-              <<<blocks, threads, 0, stream>>>(f);
-          C10_CUDA_KERNEL_LAUNCH_CHECK();
-          return;
-        }
-      }
       rope_flat_item_kernel<T, C, decltype(F::Tensor::x_rows), V, IL>
           <<<blocks, threads, 0, stream>>>(f);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -715,7 +690,7 @@ void rope(at::Tensor& out, const at::Tensor& input, const at::Tensor& cos, const
   if (out.numel() == 0) return;
   at::Tensor ins[1] = {input}, outs[1] = {out};
   at::Tensor c = cos, s = sin;
-  if (rope_flat_mode() != 0 && rope_memory_order(ins, outs, 1, c, s)) {
+  if (rope_flat_on() && rope_memory_order(ins, outs, 1, c, s)) {
     tab = check_rope_args(outs[0], ins[0], c, s);
   }
   BcastRows xr;
@@ -731,7 +706,7 @@ void rope_qk(at::Tensor& q_out, at::Tensor& k_out, const at::Tensor& q, const at
   if (q.numel() == 0 && k.numel() == 0) return;
   at::Tensor ins[2] = {q, k}, outs[2] = {q_out, k_out};
   at::Tensor c = cos, s = sin;
-  if (rope_flat_mode() != 0 && rope_memory_order(ins, outs, 2, c, s)) {
+  if (rope_flat_on() && rope_memory_order(ins, outs, 2, c, s)) {
     tab = check_rope_qk_args(outs[0], outs[1], ins[0], ins[1], c, s);
   }
   BcastRows xr;

@@ -318,6 +318,40 @@ fi
     assert r.stdout.splitlines()[-2:] == ["faster=B", "missing="]
 
 
+def test_knob_ab_alternates_settings(tmp_path):
+    """tools/gpu_prebuilt.sh: knob_ab OPS DIR NAME=ENV... times our kernels under each knob
+    setting (its variables set for that sweep only, none for an empty setting), the second
+    round in reverse order, and writes the first setting against each other one."""
+    import os
+    import subprocess
+
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "ab_table.py").write_text((ROOT / "tools" / "ab_table.py").read_text())
+    stub = tmp_path / "bin" / "python3"
+    stub.parent.mkdir()
+    stub.write_text(f"""#!/bin/bash
+if [[ $1 == benchmarks/sweep.py ]]; then
+  out=$(echo "$@" | sed 's/.*--out \\([^ ]*\\).*/\\1/'); mkdir -p "$out"
+  us=$((10 + ${{LTX_A:-0}} + ${{LTX_B:-0}}))
+  echo "${{LTX_A:--}},${{LTX_B:--}}" >> {tmp_path}/calls
+  printf 'op,shape,dtype,impl,us\\ngeglu,1x8,bf16,ltx,%s\\n' "$us" > "$out/sweep.csv"
+else
+  exec {sys.executable} "$@"
+fi
+""")
+    stub.chmod(0o755)
+    script = (f"source {ROOT}/tools/gpu_prebuilt.sh && knob_ab geglu {tmp_path}/ab "
+              "'base=' 'a=LTX_A=2' 'ab=LTX_A=1,LTX_B=4'")
+    r = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                       env={**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"},
+                       timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / "calls").read_text().split() == ["-,-", "2,-", "1,4", "1,4", "2,-", "-,-"]
+    assert "| geglu | 1x8 | bf16 | 10.0 (10.0 10.0) | 12.0 (12.0 12.0) | 1.200 |" in r.stdout
+    assert (tmp_path / "ab" / "ab-ab.md").read_text().count("| 15.0 (15.0 15.0) | 1.500 |") == 1
+    assert "== base against a" in r.stdout and "== base against ab" in r.stdout
+
+
 def test_report_merges_later_runs_in_table_order(tmp_path):
     """benchmarks/report.py: a later CSV's rows replace an earlier one's for the same case, a
     case only the later one has lands among its op's shapes in sweep's table order (not at the

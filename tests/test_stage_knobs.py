@@ -1,7 +1,8 @@
 """The row kernels' staged and dense paths under the knobs that change which code runs
 (common/launch.cuh: StageKnobs, stage_config; adaln.cu: LTX_GATED_STAGE_Y; common/dense.cuh:
-DenseKnobs, for adaln.cu, rms_norm.cu and rms_norm_rope.cu), and the activations' row and flat
-kernels (activation.cu: LTX_ACT_FLAT).
+DenseKnobs, for adaln.cu, rms_norm.cu and rms_norm_rope.cu), the activations' row and flat
+kernels (activation.cu: LTX_ACT_FLAT), and rope's flat path (rope.cu: LTX_ROPE_FLAT,
+LTX_ROPE_FLAT_ORDER).
 
 The knobs are read once per process, so each setting runs CUDA tests of rms_norm, adaln,
 rms_norm_rope or the activations again in a child pytest with that environment: the defaults
@@ -76,11 +77,13 @@ SETTINGS = {
     # The activations (activation.cu): the row kernel for every layout (on every device the
     # defaults send dense rows of 16-byte vectors to the flat kernel), and the flat kernel for
     # the gated ops only (gelu_tanh and silu on the row kernel, run S call 2's default).
-    # rope.cu's flat path (one thread per item, or per vector of split halves) for every rope
-    # and rope_qk on the vector path, rows in x's memory order; and per vector in index order.
-    "rope-flat-items": {"LTX_ROPE_FLAT": "1"},
-    "rope-flat-vectors": {"LTX_ROPE_FLAT": "2"},
-    "rope-flat-index-order": {"LTX_ROPE_FLAT": "2", "LTX_ROPE_FLAT_ORDER": "0"},
+    # rope.cu: the flat path off (the heads path where cos / sin broadcast over one head dim,
+    # the rows path elsewhere: what the defaults leave to layouts of 2^31 items or more); the
+    # flat path in x's index order (the defaults walk transposed q / k in memory order) and
+    # with 64-bit row offsets (the defaults take 32-bit ones where they fit).
+    "rope-flat-off": {"LTX_ROPE_FLAT": "0"},
+    "rope-flat-index-order": {"LTX_ROPE_FLAT_ORDER": "0"},
+    "rope-flat-rows64": {"LTX_ROPE_FLAT_ROWS32": "0"},
     "act-row-kernel": {"LTX_ACT_FLAT": "0"},
     "act-flat-gated": {"LTX_ACT_FLAT": "1"},
 }
@@ -95,8 +98,11 @@ _GATED = "cuda and not misaligned and (gated or rows_per_block or ltx)"
 # defaults; in one-row blocks the reference tests. Run Q (H200, 14 workers): the whole CUDA
 # selection of test_adaln.py took over 150 s a setting.
 _DENSE = "cuda and not misaligned and not strided and not dense_rows_many and not long_rows"
-# rope and rope_qk (not the norm + rope ops, which rope.cu does not run): 469 tests.
+# rope and rope_qk (not the norm + rope ops, which rope.cu does not run): 493 tests, 95 s on
+# the H200 (run V); the layouts of more than one leading dim: transposed, broadcast and strided
+# views, the models' layouts.
 _ROPE = "cuda and not rms_norm and not huge"
+_ROPE_VIEWS = _ROPE + " and (gqa or heads or layout or broadcast or strided or llama)"
 SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
           "gated-y-read": _GATED, "dense-every-grid": _DENSE,
           "dense-row-blocks": "cuda and contiguous and reference",
@@ -104,14 +110,15 @@ SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
           "rms-dense-wide-blocks": "cuda and not misaligned and not long_rows and not huge",
           "dense-off": "cuda and not misaligned and (rms_norm or norm_rope) and not huge",
           "act-row-kernel": "cuda", "act-flat-gated": "cuda",
-          "rope-flat-items": _ROPE, "rope-flat-vectors": _ROPE, "rope-flat-index-order": _ROPE}
+          "rope-flat-off": _ROPE, "rope-flat-index-order": _ROPE_VIEWS,
+          "rope-flat-rows64": _ROPE_VIEWS}
 # The test files of each setting.
 FILES = {name: ["tests/test_rms_norm.py", "tests/test_adaln.py"] for name in SETTINGS}
 FILES["dense-every-grid"] = ["tests/test_adaln.py"]
 FILES["rms-dense-two-vectors"] = FILES["rms-dense-wide-blocks"] = ["tests/test_rms_norm.py"]
 FILES["dense-off"] = ["tests/test_rms_norm.py", "tests/test_rope.py"]
 FILES["act-row-kernel"] = FILES["act-flat-gated"] = ["tests/test_activation.py"]
-for _name in ("rope-flat-items", "rope-flat-vectors", "rope-flat-index-order"):
+for _name in ("rope-flat-off", "rope-flat-index-order", "rope-flat-rows64"):
     FILES[_name] = ["tests/test_rope.py"]
 
 

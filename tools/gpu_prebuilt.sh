@@ -134,13 +134,14 @@ run_tests() {
   grep -E "FAILED|ERROR|passed|failed|Interrupted" "$OUT/$name.log" | tail -30 | tee -a "$LOG"
 }
 
-# sanitize NAME LIMIT FAMILY...: compute-sanitizer memcheck and racecheck of
-# tools/sanitize_ops.py FAMILY... (in the caller's environment: knobs pick the paths), each
-# under LIMIT seconds, into $OUT/sanitize-{memcheck,racecheck}-NAME.log; the summaries to $LOG.
+# sanitize NAME LIMIT FAMILY...: compute-sanitizer memcheck and racecheck (or the tools in
+# ${SANITIZE_TOOLS}) of tools/sanitize_ops.py FAMILY... (in the caller's environment: knobs pick
+# the paths), each under LIMIT seconds, into $OUT/sanitize-{memcheck,racecheck}-NAME.log; the
+# summaries to $LOG.
 sanitize() {
   local name=$1 limit=$2 tool
   shift 2
-  for tool in memcheck racecheck; do
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
     log "compute-sanitizer $tool ($name): $*"
     timeout "$limit" compute-sanitizer --tool $tool python3 tools/sanitize_ops.py "$@" \
       > "$OUT/sanitize-$tool-$name.log" 2>&1

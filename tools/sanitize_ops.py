@@ -117,6 +117,11 @@ def run_rope(k, x):
         cos, sin = rnd(1, 1, S, D, dtype=x.dtype), rnd(1, 1, S, D, dtype=x.dtype)
         for inter in (True, False):
             k.rope_qk(q, kk, cos, sin, interleaved=inter)
+        # a pass-through tail of one 16-byte vector in 16 bits (R = 64 of 72): the last
+        # split-halves item of a row holds one vector (its partner position is the row's end)
+        q, kk = rnd(1, Hq, S, 72, dtype=x.dtype), rnd(1, Hk, S, 72, dtype=x.dtype)
+        cos, sin = rnd(1, 1, S, 64, dtype=x.dtype), rnd(1, 1, S, 64, dtype=x.dtype)
+        k.rope_qk(q, kk, cos, sin, interleaved=False)
     if D % 4 == 0:  # per head: two heads of D/2
         cos, sin = rnd(*lead, 1, D // 2), rnd(*lead, 1, D // 2)
         k.rms_norm_rope(x, rnd(D // 2), cos, sin, 1e-6, interleaved=False, per_head=True,
