@@ -9,6 +9,7 @@
 #   - LLaMA-8B prefill, the four configurations (three rounds)
 #   - the CUDA integration tests (the LTX injection's direct processor calls, run U's changes
 #     after its device calls)
+#   - the knob tests rope-flat-index-order and rope-flat-rows64 (last: the call may end first)
 # Files: $OUT/v2.log (summary), $OUT/v2.tar.gz (sweeps), $OUT/tests*.log, $OUT/sanitize*.log,
 # $OUT/e2e.{log,json}.
 set -uo pipefail
@@ -18,6 +19,7 @@ source tools/gpu_prebuilt.sh
 experiment_start v2
 use_prebuilt V2 | tee -a "$LOG"
 peer_sweeps rope_qk,rope_qk_gqa "$W" 90 bf16 fp16
+tar -C $W -czf "$OUT/v2.tar.gz" .
 log "tests V2 (CUDA): rope and rope_qk at the defaults, then with the flat path off"
 run_tests tests-rope 130 -n 16 -k "cuda and not rms_norm and not huge" tests/test_rope.py
 run_tests tests-knobs 130 -k "rope-flat-off" tests/test_stage_knobs.py
@@ -31,5 +33,6 @@ grep -E "^==|ms \(median|against|per round|GPU state|timeline|Error|FAILED" "$OU
   | tee -a "$LOG"
 log "tests V2 (CUDA): integrations"
 run_tests tests-integrations 100 -n 8 -k cuda tests/test_integrations.py
-tar -C $W -czf "$OUT/v2.tar.gz" .
+log "tests V2 (CUDA): the flat path in index order, with 64-bit row offsets (to the call's end)"
+run_tests tests-knobs2 130 -k "rope-flat-index-order or rope-flat-rows64" tests/test_stage_knobs.py
 log done
