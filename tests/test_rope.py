@@ -205,16 +205,18 @@ def test_rope_qk_gqa(kernel, device, dtype, interleaved):
         (2, 33, 3, 1, 80, 80, "bshd"),  # few tokens (CUDA: the rows path)
         (1, 3000, 2, 2, 256, 128, "bhsd"),  # items past R copied
         # a tail of one 16-byte vector past R (16-bit x): the last split-halves item holds one
-        # vector, whose partner position is the row's end (heads path: many tokens)
+        # vector, whose partner position is the row's end (enough tokens for the heads path)
         (1, 9000, 4, 2, 72, 64, "bhsd"),
         (2, 4500, 4, 2, 72, 64, "qkv"),
     ],
 )
 def test_rope_qk_heads(kernel, device, dtype, B, S, Hq, Hk, D, R, layout, interleaved, tkind):
-    """cos / sin broadcast over one head dim: the CUDA kernel then loads each table item once
-    per token and walks the heads of q and k. Head counts that leave a remainder of the heads a
-    thread takes, token counts on both sides of its heads-per-thread choice, partial rotary,
-    each layout of the head dim, both table dtypes, and in place (out is x)."""
+    """cos / sin broadcast over one head dim: on CUDA the flat path (transposed q / k views in
+    memory order), and under the knob test rope-flat-off (test_stage_knobs.py) the heads path,
+    which loads each table item once per token and walks the heads of q and k. Head counts
+    that leave a remainder of the heads a thread takes, token counts on both sides of its
+    heads-per-thread choice, partial rotary, each layout of the head dim, both table dtypes,
+    and in place (out is x)."""
     if layout == "qkv":  # transposed views of one fused projection: [B, H, S, D]
         qkv = torch.randn(B, S, (Hq + 2 * Hk) * D, dtype=dtype, device=device)
         q = qkv[..., : Hq * D].view(B, S, Hq, D).transpose(1, 2)
@@ -244,8 +246,9 @@ def test_rope_qk_heads(kernel, device, dtype, B, S, Hq, Hk, D, R, layout, interl
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_rope_qk_heads_long_rows(kernel, device, dtype):
     """Head dim 1024 (64-128 items a row on the CUDA vector path) with 32 heads over 300
-    tokens: the heads path with as many threads per token as a block may take; fp32 tables
-    (the instance with the most registers)."""
+    tokens: one item a thread on the flat path; on the heads path (rope-flat-off) as many
+    threads per token as a block may take; fp32 tables (the instance with the most
+    registers)."""
     B, S, H, D = 1, 300, 16, 1024
     q = torch.randn(B, H, S, D, dtype=dtype, device=device)
     k = torch.randn(B, H, S, D, dtype=dtype, device=device)

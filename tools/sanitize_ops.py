@@ -109,7 +109,8 @@ def run_rope(k, x):
             k.rms_norm_rope(x, None, ch, sh, 1e-5, interleaved=inter, pair_tables=True)
             k.rms_norm_rope_qk(x, torch.randn_like(x), None, None, ch[:1], sh[:1], 1e-5,
                                interleaved=inter, pair_tables=True)
-    if D == 128:  # transformers' GQA layout with enough tokens for the CUDA heads path
+    if D == 128:  # transformers' GQA layout with enough tokens for the CUDA heads path (under
+        # LTX_ROPE_FLAT=0; the flat path at the defaults, walking the views in memory order)
         S, Hq, Hk = 6000, 4, 2
         qkv = rnd(1, S, (Hq + 2 * Hk) * D, dtype=x.dtype)
         q = qkv[..., : Hq * D].view(1, S, Hq, D).transpose(1, 2)
