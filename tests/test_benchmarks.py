@@ -274,12 +274,39 @@ def test_use_prebuilt_unpacks_and_takes_the_tree_python(tmp_path):
     assert (out / "rope.py").read_text() == "new"
 
 
+def run_with_stub_sweep(tmp_path, us_line, call_line, script):
+    """`script` (bash) in tmp_path with tools/ab_table.py beside it and a `python3` on PATH whose
+    `benchmarks/sweep.py` writes one case, geglu 1x8 bf16, at the time us_line sets ($us) and
+    appends call_line's output to tmp_path/calls (every other python3 call is the real one)."""
+    import os
+    import subprocess
+
+    (tmp_path / "tools").mkdir(exist_ok=True)
+    (tmp_path / "tools" / "ab_table.py").write_text((ROOT / "tools" / "ab_table.py").read_text())
+    stub = tmp_path / "bin" / "python3"
+    stub.parent.mkdir()
+    stub.write_text(f"""#!/bin/bash
+if [[ $1 == benchmarks/sweep.py ]]; then
+  out=$(echo "$@" | sed 's/.*--out \\([^ ]*\\).*/\\1/'); mkdir -p "$out"
+  {us_line}
+  {call_line} >> {tmp_path}/calls
+  printf 'op,shape,dtype,impl,us\\ngeglu,1x8,bf16,ltx,%s\\n' "$us" > "$out/sweep.csv"
+else
+  exec {sys.executable} "$@"
+fi
+""")
+    stub.chmod(0o755)
+    r = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                       env={**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"},
+                       timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
 def test_prebuilt_ab_alternates_and_picks_the_faster(tmp_path):
     """tools/gpu_prebuilt.sh: prebuilt_ab A B OPS DIR times our kernels from A, B, A, B (each
     sweep sees the library of its side), writes both sides' table to DIR/ab.md; prebuilt_faster
     names the side that is faster at one case, and nothing for a case the table lacks."""
-    import os
-    import subprocess
     import tarfile
 
     v = "torch211-cxx11-cu130-x86_64-linux"
@@ -291,27 +318,10 @@ def test_prebuilt_ab_alternates_and_picks_the_faster(tmp_path):
         with tarfile.open(tmp_path / ".prebuilt" / f"{name}.tar.xz", "w:xz") as t:
             t.add(staged, arcname=v)
     (tmp_path / "torch-ext" / "ltx_kernels").mkdir(parents=True)
-    (tmp_path / "tools").mkdir()
-    (tmp_path / "tools" / "ab_table.py").write_text((ROOT / "tools" / "ab_table.py").read_text())
-    stub = tmp_path / "bin" / "python3"
-    stub.parent.mkdir()
-    stub.write_text(f"""#!/bin/bash
-if [[ $1 == benchmarks/sweep.py ]]; then
-  out=$(echo "$@" | sed 's/.*--out \\([^ ]*\\).*/\\1/'); mkdir -p "$out"
-  us=$(cat build/{v}/_lib.abi3.so); echo "$us" >> {tmp_path}/calls
-  printf 'op,shape,dtype,impl,us\\ngeglu,1x8,bf16,ltx,%s\\n' "$us" > "$out/sweep.csv"
-else
-  exec {sys.executable} "$@"
-fi
-""")
-    stub.chmod(0o755)
     script = (f"source {ROOT}/tools/gpu_prebuilt.sh && prebuilt_ab A B geglu {tmp_path}/ab && "
               f"echo faster=$(prebuilt_faster {tmp_path}/ab/ab.md geglu 1x8 bf16 A B) && "
               f"echo missing=$(prebuilt_faster {tmp_path}/ab/ab.md geglu 2x8 bf16 A B)")
-    r = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
-                       env={**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"},
-                       timeout=60)
-    assert r.returncode == 0, r.stdout + r.stderr
+    r = run_with_stub_sweep(tmp_path, f"us=$(cat build/{v}/_lib.abi3.so)", 'echo "$us"', script)
     assert (tmp_path / "calls").read_text().split() == ["10.0", "8.0", "10.0", "8.0"]
     assert "| geglu | 1x8 | bf16 | 10.0 (10.0 10.0) | 8.0 (8.0 8.0) | 0.800 |" in r.stdout
     assert (tmp_path / "ab" / "ab.md").read_text().count("| geglu |") == 1
@@ -322,30 +332,10 @@ def test_knob_ab_alternates_settings(tmp_path):
     """tools/gpu_prebuilt.sh: knob_ab OPS DIR NAME=ENV... times our kernels under each knob
     setting (its variables set for that sweep only, none for an empty setting), the second
     round in reverse order, and writes the first setting against each other one."""
-    import os
-    import subprocess
-
-    (tmp_path / "tools").mkdir()
-    (tmp_path / "tools" / "ab_table.py").write_text((ROOT / "tools" / "ab_table.py").read_text())
-    stub = tmp_path / "bin" / "python3"
-    stub.parent.mkdir()
-    stub.write_text(f"""#!/bin/bash
-if [[ $1 == benchmarks/sweep.py ]]; then
-  out=$(echo "$@" | sed 's/.*--out \\([^ ]*\\).*/\\1/'); mkdir -p "$out"
-  us=$((10 + ${{LTX_A:-0}} + ${{LTX_B:-0}}))
-  echo "${{LTX_A:--}},${{LTX_B:--}}" >> {tmp_path}/calls
-  printf 'op,shape,dtype,impl,us\\ngeglu,1x8,bf16,ltx,%s\\n' "$us" > "$out/sweep.csv"
-else
-  exec {sys.executable} "$@"
-fi
-""")
-    stub.chmod(0o755)
     script = (f"source {ROOT}/tools/gpu_prebuilt.sh && knob_ab geglu {tmp_path}/ab "
               "'base=' 'a=LTX_A=2' 'ab=LTX_A=1,LTX_B=4'")
-    r = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
-                       env={**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"},
-                       timeout=60)
-    assert r.returncode == 0, r.stdout + r.stderr
+    r = run_with_stub_sweep(tmp_path, "us=$((10 + ${LTX_A:-0} + ${LTX_B:-0}))",
+                            'echo "${LTX_A:--},${LTX_B:--}"', script)
     assert (tmp_path / "calls").read_text().split() == ["-,-", "2,-", "1,4", "1,4", "2,-", "-,-"]
     assert "| geglu | 1x8 | bf16 | 10.0 (10.0 10.0) | 12.0 (12.0 12.0) | 1.200 |" in r.stdout
     assert (tmp_path / "ab" / "ab-ab.md").read_text().count("| 15.0 (15.0 15.0) | 1.500 |") == 1
