@@ -342,6 +342,27 @@ def test_knob_ab_alternates_settings(tmp_path):
     assert "== base against a" in r.stdout and "== base against ab" in r.stdout
 
 
+def test_experiment_end_packs_out(tmp_path):
+    """tools/gpu_prebuilt.sh: experiment_end leaves $OUT with the summary log and one archive of
+    every other file (at most 8 files come back from a device call)."""
+    import subprocess
+    import tarfile
+
+    out = tmp_path / "out"
+    (out / "sub").mkdir(parents=True)
+    for name in ("x1.log", "e2e.json", "tests-a.log", "sub/ncu.txt", "x1.tar.gz"):
+        (out / name).write_text(name)
+    script = (f"source {ROOT}/tools/gpu_prebuilt.sh && OUT={out} && LOG={out}/x1.log && "
+              "experiment_end")
+    r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(p.name for p in out.iterdir() if p.is_file()) == ["x1-files.tar.gz", "x1.log"]
+    with tarfile.open(out / "x1-files.tar.gz") as t:
+        assert sorted(t.getnames()) == ["e2e.json", "sub/ncu.txt", "tests-a.log", "x1.tar.gz"]
+    log = (out / "x1.log").read_text()
+    assert "== done" in log and "packed into x1-files.tar.gz" in log
+
+
 def test_report_merges_later_runs_in_table_order(tmp_path):
     """benchmarks/report.py: a later CSV's rows replace an earlier one's for the same case, a
     case only the later one has lands among its op's shapes in sweep's table order (not at the

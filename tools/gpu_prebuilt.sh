@@ -103,6 +103,21 @@ experiment_start() {
 }
 log() { echo "== $* ($(date +%T))" | tee -a "$LOG"; }
 
+# experiment_end: what every device-call script ends with: log done, then every file under $OUT
+# but $LOG packed into $OUT/NAME-files.tar.gz (and removed), because at most 8 files come back
+# from $OUT (run V's call 2 left 10, and its summary and sweeps did not come back). A call cut
+# by its limit never gets here; keep the files such a call leaves below 8.
+experiment_end() {
+  log done
+  local name files
+  name=$(basename "$LOG" .log)
+  files=$(cd "$OUT" && find . -type f ! -name "$(basename "$LOG")" ! -name "$name-files.tar.gz" \
+    | sed 's|^\./||' | sort)
+  [[ -n $files ]] || return 0
+  (cd "$OUT" && tar -czf "$name-files.tar.gz" $files && rm -f $files) || return 1
+  echo "== packed into $name-files.tar.gz: $(echo $files)" >> "$LOG"
+}
+
 # ncu_full CASE...: Nsight Compute (full set, clocks not locked) of tools/ncu_ops.py's cases
 # (op:shape) for the implementations in $NCU_IMPLS (ncu_ops.py's default when unset), into
 # $OUT/ncu-details.txt (every section) and $OUT/ncu-summary.csv (time, DRAM, occupancy,
