@@ -509,8 +509,7 @@ struct RopeFlatParams {
   uint32_t n;        // threads in all
 };
 
-// A flat thread's row: x, out and the tables' row starts. Fields are selected one by one so
-// that the parameter struct is read in place (no local copy).
+// A flat thread's row: x, out and the tables' row starts, and its item in the row.
 template <typename T, typename C>
 struct FlatRow {
   const T* x;
@@ -520,6 +519,8 @@ struct FlatRow {
   int k;  // the thread's index within its row
 };
 
+// Thread i's row, or false past the last thread. Fields are selected one by one so that the
+// parameter struct is read in place (no local copy).
 template <typename T, typename C, typename Rows>
 __device__ __forceinline__ bool flat_row(const RopeFlatParams<T, C, Rows>& p, FlatRow<T, C>& r) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
