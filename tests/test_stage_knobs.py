@@ -74,16 +74,17 @@ SETTINGS = {
     # Every dense path off: on sm_90 the paths sm_75 / sm_80 take (register, staged and the
     # generic norm + rope kernel), for the RMSNorm and norm + rope tests.
     "dense-off": dict(NO_DENSE, LTX_NORM_ROPE_DENSE="0"),
-    # The activations (activation.cu): the row kernel for every layout (on every device the
-    # defaults send dense rows of 16-byte vectors to the flat kernel), and the flat kernel for
-    # the gated ops only (gelu_tanh and silu on the row kernel, run S call 2's default).
-    # rope.cu: the flat path off (the heads path where cos / sin broadcast over one head dim,
-    # the rows path elsewhere: what the defaults leave to layouts of 2^31 items or more); the
+    # rope.cu: the flat path off (on the vector path, the heads path where cos / sin broadcast
+    # over one head dim and the rows path elsewhere: what the defaults leave to 2^31 items or
+    # more); the
     # flat path in x's index order (the defaults walk transposed q / k in memory order) and
     # with 64-bit row offsets (the defaults take 32-bit ones where they fit).
     "rope-flat-off": {"LTX_ROPE_FLAT": "0"},
     "rope-flat-index-order": {"LTX_ROPE_FLAT_ORDER": "0"},
     "rope-flat-rows64": {"LTX_ROPE_FLAT_ROWS32": "0"},
+    # The activations (activation.cu): the row kernel for every layout (on every device the
+    # defaults send dense rows of 16-byte vectors to the flat kernel), and the flat kernel for
+    # the gated ops only (gelu_tanh and silu on the row kernel, run S call 2's default).
     "act-row-kernel": {"LTX_ACT_FLAT": "0"},
     "act-flat-gated": {"LTX_ACT_FLAT": "1"},
 }
