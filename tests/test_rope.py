@@ -243,6 +243,53 @@ def test_rope_qk_heads(kernel, device, dtype, B, S, Hq, Hk, D, R, layout, interl
     assert_close(k, k_ref)
 
 
+def permuted(shape, mem_order, dtype, device, fill=None):
+    """A tensor of logical `shape` whose memory holds its dims in `mem_order` (outermost first;
+    the last dim stays innermost), e.g. [B, H, S, D] over memory [B, S, H, D]."""
+    base = torch.randn([shape[d] for d in mem_order], dtype=dtype, device=device)
+    if fill is not None:
+        base.fill_(fill)
+    return base.permute([mem_order.index(d) for d in range(len(shape))])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("seed", range(12))
+def test_rope_qk_random_views(kernel, device, dtype, seed):
+    """q, k and their outputs [B, H, S, D] with leading dims in random memory orders (CUDA: the
+    flat path walks rows in x's memory order where q and k share it, permuting out and the
+    tables alike), tables broadcast over a random subset of B, H and S in either dtype,
+    partial rotary, a pass-through tail of one vector, GQA head counts, given and default
+    outputs, both pair layouts."""
+    g = torch.Generator().manual_seed(seed)
+
+    def pick(options):
+        return options[int(torch.randint(len(options), (1,), generator=g))]
+
+    B, S, Hq = pick([1, 2]), pick([3, 17, 40]), pick([1, 4])
+    Hk = pick([1, Hq])
+    D, R = pick([(16, 16), (64, 32), (72, 64), (128, 128), (136, 128)])
+    orders = [[0, 1, 2, 3], [0, 2, 1, 3], [1, 0, 2, 3], [2, 0, 1, 3]]
+    q_order = pick(orders)
+    k_order = q_order if pick([True, False]) else pick(orders)
+    q = permuted((B, Hq, S, D), q_order, dtype, device)
+    k = permuted((B, Hk, S, D), k_order, dtype, device)
+    tshape = [pick([1, B]), 1, pick([1, S]), R]
+    if tshape[0] == 1 and tshape[2] == 1:
+        tshape[2] = S
+    cos, sin = tables(tuple(tshape), dtype, device, pick(["fp32", "same"]))
+    interleaved = pick([True, False])
+    q_ref, k_ref = ref_rope(q, cos, sin, interleaved), ref_rope(k, cos, sin, interleaved)
+    if pick([True, False]):  # outputs in another memory order
+        q_out = permuted(q.shape, pick(orders), dtype, device, fill=float("nan"))
+        k_out = permuted(k.shape, pick(orders), dtype, device, fill=float("nan"))
+        kernel.rope_qk(q, k, cos, sin, interleaved=interleaved, q_out=q_out, k_out=k_out)
+    else:
+        q_out, k_out = kernel.rope_qk(q, k, cos, sin, interleaved=interleaved)
+    assert_close(q_out, q_ref)
+    assert_close(k_out, k_ref)
+    assert_close(kernel.rope(k, cos, sin, interleaved=interleaved), k_ref)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_rope_qk_heads_long_rows(kernel, device, dtype):
     """Head dim 1024 (64-128 items a row on the CUDA vector path) with 32 heads over 300
