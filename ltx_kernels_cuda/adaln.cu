@@ -704,11 +704,7 @@ void launch_adaln(AdaLNParams<T, M, W> p, cudaStream_t stream) {
                           decltype(layer_c)::value, decltype(preload_c)::value>;
     });
   };
-  if (p.layer) {
-    go(std::true_type{});
-  } else {
-    go(std::false_type{});
-  }
+  dispatch_bool(p.layer, go);
 }
 
 // Fills the params from the (checked) tensors and launches, with T, M and W bound.

@@ -444,11 +444,7 @@ bool launch_rms_norm_dense(const RmsNormParams<T, W, O>& p, bool one_wave, cudaS
         <<<blocks, block, 0, stream>>>(d);
   };
   auto with_w = [&](auto vpt_c) {
-    if (p.weight != nullptr) {
-      go(vpt_c, std::true_type{});
-    } else {
-      go(vpt_c, std::false_type{});
-    }
+    dispatch_bool(p.weight != nullptr, [&](auto has_w_c) { go(vpt_c, has_w_c); });
   };
   if (vpt == 1) {
     with_w(IntC<1>{});

@@ -378,17 +378,9 @@ bool launch_rms_norm_rope_dense(const RmsNormRopeParams<T, W, C>& p, int D, int 
         <<<static_cast<unsigned>(blocks), block, 0, stream>>>(d);
   };
   auto with_w = [&](auto pairs_c) {
-    if (has_w) {
-      go(pairs_c, std::true_type{});
-    } else {
-      go(pairs_c, std::false_type{});
-    }
+    dispatch_bool(has_w, [&](auto has_w_c) { go(pairs_c, has_w_c); });
   };
-  if (p.pairs) {
-    with_w(std::true_type{});
-  } else {
-    with_w(std::false_type{});
-  }
+  dispatch_bool(p.pairs, with_w);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return true;
 }
@@ -433,11 +425,7 @@ void launch_rms_norm_rope(RmsNormRopeParams<T, W, C> p, int D, int R, bool inter
       });
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
-    if (interleaved) {
-      go(std::true_type{});
-    } else {
-      go(std::false_type{});
-    }
+    dispatch_bool(interleaved, go);
   });
 }
 

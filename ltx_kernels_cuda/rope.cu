@@ -124,11 +124,7 @@ void launch_rope(RopeParams<T, C> p, int count, int D, int R, bool interleaved,
           <<<dim3(static_cast<unsigned>(blocks)), dim3(p.group * rows_per_block), 0, stream>>>(p);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
-    if (interleaved) {
-      go(std::true_type{});
-    } else {
-      go(std::false_type{});
-    }
+    dispatch_bool(interleaved, go);
   });
 }
 
@@ -411,7 +407,7 @@ bool launch_rope_heads(at::Tensor* outs, const at::Tensor* xs, int count, const 
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return true;
   };
-  return interleaved ? go(std::true_type{}) : go(std::false_type{});
+  return dispatch_bool(interleaved, go);
 }
 
 // LTX_ROPE_FLAT [1]: the flat path below; 0 leaves every call to the heads and rows paths.
@@ -626,7 +622,7 @@ bool launch_rope_flat(RopeParams<T, C> p, int count, int D, int R, bool interlea
     run(f64);
     return true;
   };
-  return interleaved ? go(std::true_type{}) : go(std::false_type{});
+  return dispatch_bool(interleaved, go);
 }
 
 // Fills p.t[i] for tensor x (already checked) and its output.

@@ -6,6 +6,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <type_traits>
+
 #include "common/op_checks.h"
 
 namespace ltx {
@@ -18,6 +20,14 @@ template <>
 struct CudaType<at::Half> { using type = __half; };
 template <>
 struct CudaType<at::BFloat16> { using type = __nv_bfloat16; };
+
+// f(std::true_type{}) or f(std::false_type{}) as `b` is true or false: a run-time flag picks a
+// kernel instance (f's parameter's ::value is the flag as a compile-time constant). Returns
+// what f returns.
+template <typename F>
+decltype(auto) dispatch_bool(bool b, F&& f) {
+  return b ? f(std::true_type{}) : f(std::false_type{});
+}
 
 }  // namespace ltx
 
