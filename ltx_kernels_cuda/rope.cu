@@ -688,7 +688,7 @@ void rope(at::Tensor& out, const at::Tensor& input, const at::Tensor& cos, const
   at::Tensor ins[1] = {input}, outs[1] = {out};
   at::Tensor c = cos, s = sin;
   if (rope_flat_on() && rope_memory_order(ins, outs, 1, c, s)) {
-    tab = check_rope_args(outs[0], ins[0], c, s);
+    tab = rope_tables(c, s, ins[0], "input");  // the permuted views' table rows (checked above)
   }
   BcastRows xr;
   const at::Tensor x = strided_rows_input(ins[0], xr);
@@ -704,7 +704,7 @@ void rope_qk(at::Tensor& q_out, at::Tensor& k_out, const at::Tensor& q, const at
   at::Tensor ins[2] = {q, k}, outs[2] = {q_out, k_out};
   at::Tensor c = cos, s = sin;
   if (rope_flat_on() && rope_memory_order(ins, outs, 2, c, s)) {
-    tab = check_rope_qk_args(outs[0], outs[1], ins[0], ins[1], c, s);
+    tab = {rope_tables(c, s, ins[0], "q"), rope_tables(c, s, ins[1], "k")};  // checked above
   }
   BcastRows xr;
   const at::Tensor xs[2] = {strided_rows_input(ins[0], xr), strided_rows_input(ins[1], xr)};
