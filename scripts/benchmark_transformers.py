@@ -6,7 +6,11 @@ package's layers through `kernels.kernelize`: RMSNorm, rotary_pos_emb, SiLU), co
 Under torch.compile the other layers cost more than they save: inductor fuses each residual
 add into the RMSNorm after it and `silu(gate) * up` into one pass, which an opaque RMSNorm or
 SiLU layer prevents (run H on the H200: kernels + compile 0.997x of compile with RMSNorm and
-rope mapped, 1.010x with rope alone).
+rope mapped, 1.010x with rope alone). Both kernels configurations also run
+`integrations.fuse_decoder_residuals`: each residual add fused with the RMSNorm after it,
+across layers too, which the per-layer compile below cannot fuse (`--no-fuse-residuals`: off;
+the extra configuration `kernels+compile-unfused` is kernels+compile without it, for an A/B
+in one process).
 
 Every configuration's last-position logits are checked against an fp32 forward of the same
 weights (rounded to the run's dtype): no configuration may be further from it than twice
@@ -66,8 +70,11 @@ MODEL_SIZES = {
 # transformers' function layers (rotary_pos_emb) for their class, so a model built after a
 # kernelized one would run this package's rope too (seen on the H200: "compile" ran
 # ltx::rope_kernel). Each configuration is also checked for it (`--profile`).
-CONFIGS = {"eager": (False, False), "compile": (False, True), "kernels": (True, False),
-           "kernels+compile": (True, True)}
+# name -> (kernels, compile, residual adds fused across layers); the last one only on request.
+CONFIGS = {"eager": (False, False, False), "compile": (False, True, False),
+           "kernels": (True, False, True), "kernels+compile": (True, True, True),
+           "kernels+compile-unfused": (True, True, False)}
+DEFAULT_CONFIGS = ["eager", "compile", "kernels", "kernels+compile"]
 
 
 def parse_args(argv=None):
@@ -75,8 +82,12 @@ def parse_args(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=__doc__.split("\n\n", 1)[1])
     p.add_argument("--model-size", choices=list(MODEL_SIZES), default="8b")
-    p.add_argument("--configs", default=",".join(CONFIGS),
-                   help=f"comma-separated, from {', '.join(CONFIGS)} (default: all)")
+    p.add_argument("--configs", default=",".join(DEFAULT_CONFIGS),
+                   help=f"comma-separated, from {', '.join(CONFIGS)} (default: "
+                        f"{', '.join(DEFAULT_CONFIGS)})")
+    p.add_argument("--fuse-residuals", action=argparse.BooleanOptionalAction, default=True,
+                   help="the kernels configurations with integrations.fuse_decoder_residuals "
+                        "(default: yes)")
     p.add_argument("--batch-size", type=int, default=1)
     p.add_argument("--seq-len", type=int, default=4096, help="prompt tokens per sequence")
     p.add_argument("--iterations", type=int, default=10, help="timed forwards (per round)")
@@ -155,8 +166,10 @@ def reference_logits(args, dtype):
 def prepare(args, config, dtype):
     from kernels import Mode, kernelize, use_kernel_mapping
 
-    use_kernels, use_compile = CONFIGS[config]
+    use_kernels, use_compile, fuse = CONFIGS[config]
     model = build(args, dtype)
+    if use_kernels and fuse and args.fuse_residuals:
+        load_kernel(args.device).integrations.fuse_decoder_residuals(model)
     if use_kernels:
         kernel = load_kernel(args.device)
         mode = Mode.INFERENCE | Mode.TORCH_COMPILE if use_compile else Mode.INFERENCE
@@ -311,7 +324,7 @@ def check_agreement(results, ref, args):
     print(f"  last-position logits against the fp32 reference (relative L2; limit {limit:.2e}):")
     for r in results:
         r["rel_err_vs_fp32"] = errs[r["config"]]
-        print(f"    {r['config']:16s} {errs[r['config']]:.2e}")
+        print(f"    {r['config']:23s} {errs[r['config']]:.2e}")
     bad = {c: e for c, e in errs.items() if e > limit}
     if bad:
         raise SystemExit(f"logits too far from the fp32 reference: {bad} (limit {limit:.2e})")
@@ -323,7 +336,7 @@ def main(argv=None):
     header = {"model_size": args.model_size, "device": device_name(args.device),
               "dtype": args.dtype, "batch_size": args.batch_size, "seq_len": args.seq_len,
               "torch": torch.__version__, "compile_scope": args.compile_scope,
-              "rounds": args.rounds}
+              "rounds": args.rounds, "fuse_residuals": args.fuse_residuals}
     print(f"LLaMA {args.model_size} forward on {header['device']}, {args.dtype}, "
           f"batch {args.batch_size} x {args.seq_len} tokens, {args.iterations} iterations "
           f"after {args.warmup_iterations} warmup"
@@ -332,7 +345,7 @@ def main(argv=None):
     ref = None if args.no_reference else reference_logits(args, dtype)
 
     def report(r):
-        print(f"  {r['config']:16s} {r['ms_median']:9.2f} ms (median; min {r['ms_min']:.2f})  "
+        print(f"  {r['config']:23s} {r['ms_median']:9.2f} ms (median; min {r['ms_min']:.2f})  "
               f"{r['tokens_per_s']:10.0f} tokens/s  warmup {r['warmup_s']:.1f} s")
         if r["gpu_state"]:
             print(f"    {GpuMonitor.describe(r['gpu_state'])}")
@@ -355,12 +368,13 @@ def main(argv=None):
             r["speedup_vs_eager"] = base["eager"] / r["ms_median"]
         print("  speedup against eager: " + ", ".join(
             f"{r['config']} {r['speedup_vs_eager']:.3f}x" for r in results))
-    if "compile" in base and "kernels+compile" in base:
-        print(f"  kernels+compile against compile: "
-              f"{base['compile'] / base['kernels+compile']:.3f}x")
+    for config in ("kernels+compile", "kernels+compile-unfused"):
+        if "compile" not in base or config not in base:
+            continue
+        print(f"  {config} against compile: {base['compile'] / base[config]:.3f}x")
         if args.rounds > 1:
             by = {r["config"]: r["round_medians_ms"] for r in results}
-            per_round = [c / kc for c, kc in zip(by["compile"], by["kernels+compile"])]
+            per_round = [c / kc for c, kc in zip(by["compile"], by[config])]
             print("    per round: " + ", ".join(f"{x:.3f}x" for x in per_round))
     if args.json:
         args.json.write_text(json.dumps({**header, "results": results}, indent=2))

@@ -2,6 +2,7 @@
 (random weights, no download) give the same logits with this package's layers as without, and
 the layers' forwards really run the kernels (counted with the profiler)."""
 
+import copy
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,97 @@ def test_rope_layer_other_device(kernel, backend):
         restore_transformers_kernel_funcs()
         expected = model(ids).logits
     torch.testing.assert_close(kernelized_rope, expected, rtol=0, atol=0)
+
+
+def tiny_mistral(dtype, device):
+    from transformers import MistralConfig, MistralForCausalLM
+
+    cfg = MistralConfig(vocab_size=512, hidden_size=256, intermediate_size=512, num_hidden_layers=3,
+                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                        rms_norm_eps=1e-5)
+    return _init(MistralForCausalLM(cfg), dtype, device)
+
+
+# model -> builder, for fuse_decoder_residuals (LLaMA's decoder layer in every one of them)
+FUSE_MODELS = {"llama": tiny_llama, "mistral": tiny_mistral, "qwen3": tiny_qwen3}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("name", list(FUSE_MODELS))
+def test_fuse_decoder_residuals(backend, dtype, name):
+    """Each residual add fused with the RMSNorm after it (also across layers): the same logits
+    as the unpatched model, every add but the last layer's in `gated_residual_adaln` (2 a layer,
+    less layer 0's input norm), the same with transformers' layers kernelized too, and the real
+    per-layer hidden states where `output_hidden_states` asks for them (its hooks turn the
+    fusion off)."""
+    from kernels import Mode, kernelize, use_kernel_mapping
+
+    kernel = load_kernel(backend)
+    model = FUSE_MODELS[name](dtype, backend)
+    n_layers = model.config.num_hidden_layers
+    ids = torch.randint(0, 512, (2, 24), device=backend)
+    with torch.no_grad():
+        ref = model(ids).logits.double()
+        # on a copy: output_hidden_states leaves transformers' capture hooks on the layers
+        ref_hidden = copy.deepcopy(model)(ids, output_hidden_states=True).hidden_states
+    assert kernel.integrations.fuse_decoder_residuals(model) == n_layers
+    with torch.no_grad():
+        out = model(ids).logits.double()
+        n = count_ops(lambda: model(ids), "::gated_residual_adaln")
+    assert n == 2 * n_layers - 1, f"{n} fused add + norm calls for {n_layers} layers"
+    err = ((out - ref).norm() / ref.norm()).item()
+    assert err < LOGITS_RTOL[dtype], f"logits relative error {err:.3g}"
+    # with the hub layers too: the norms that stay (layer 0's input norm, the final norm, Qwen3's
+    # q / k norms) run rms_norm
+    with use_kernel_mapping(kernel_mapping(kernel, backend)):
+        kernelize(model, mode=Mode.INFERENCE, device=backend)
+    with torch.no_grad():
+        out = model(ids).logits.double()
+        calls = {op: count_ops(lambda: model(ids), op)
+                 for op in ("::gated_residual_adaln", "::rms_norm")}
+    q_k_norms = 2 * n_layers if name == "qwen3" else 0
+    assert calls == {"::gated_residual_adaln": 2 * n_layers - 1, "::rms_norm": 2 + q_k_norms}
+    err = ((out - ref).norm() / ref.norm()).item()
+    assert err < LOGITS_RTOL[dtype], f"kernelized: logits relative error {err:.3g}"
+    # output_hidden_states: every layer's real output, and no fused call
+    with torch.no_grad():
+        hidden = model(ids, output_hidden_states=True).hidden_states
+        n = count_ops(lambda: model(ids, output_hidden_states=True), "::gated_residual_adaln")
+    assert n == 0 and len(hidden) == len(ref_hidden) == n_layers + 1
+    for h, r in zip(hidden, ref_hidden):
+        assert isinstance(h, torch.Tensor)
+        err = ((h.double() - r.double()).norm() / r.double().norm()).item()
+        assert err < LOGITS_RTOL[dtype], f"hidden states relative error {err:.3g}"
+
+
+@pytest.mark.slow
+def test_fuse_decoder_residuals_compile(backend):
+    """torch.compile of the patched layers, each its own graph as benchmark_transformers
+    compiles them (fullgraph: the pending (residual, mlp_output) pair passes between graphs),
+    gives the eager patched model's logits, and the fused op runs in the compiled graphs."""
+    kernel = load_kernel(backend)
+    model = tiny_llama(torch.float32, backend)
+    ids = torch.randint(0, 512, (2, 24), device=backend)
+    with torch.no_grad():
+        ref = model(ids).logits.double()
+    kernel.integrations.fuse_decoder_residuals(model)
+    torch._dynamo.reset()
+    for layer in model.model.layers:
+        layer.compile(fullgraph=True)
+    with torch.no_grad():
+        out = model(ids).logits.double()
+        n = count_ops(lambda: model(ids), "::gated_residual_adaln")
+    torch._dynamo.reset()
+    assert n == 2 * model.config.num_hidden_layers - 1
+    err = ((out - ref).norm() / ref.norm()).item()
+    assert err < LOGITS_RTOL[torch.float32], f"logits relative error {err:.3g}"
+
+
+def test_fuse_decoder_residuals_refuses(backend):
+    """A model without LLaMA's decoder layer (Falcon) is refused with the reason, not patched
+    with code that computes something else."""
+    kernel = load_kernel(backend)
+    model = tiny_falcon(torch.float32, backend, new_decoder_architecture=False)
+    with pytest.raises(ValueError, match="no LLaMA-style decoder stack"):
+        kernel.integrations.fuse_decoder_residuals(model)
