@@ -637,6 +637,31 @@ def test_gated_residual_ltx_block_views(kernel, device, dtype, per_token):
     assert torch.equal(out, residual_via_adaln(kernel, x, attn, gate_msa))
 
 
+@pytest.mark.parametrize("form", ["tokens_shared", "tokens_2d", "sample_expanded",
+                                  "sample_strided", "token_strided"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gated_residual_gate_forms(kernel, device, dtype, form):
+    """Gates of every broadcast form against the float64 reference, on dense x, y and out (the
+    flat kernel): a row per token shared by the batch (`[1, S, D]`, `[S, D]`: two levels, the
+    general FastBcast offset) and per-sample or per-token rows at strides (a RunBcast offset
+    where it has that form: a row per run of rows at one stride)."""
+    D = 256
+    x = torch.randn(B, S, D, dtype=dtype, device=device)
+    y = torch.randn(B, S, D, dtype=dtype, device=device)
+    if form == "tokens_shared":
+        gate = torch.randn(1, S, D, dtype=dtype, device=device)
+    elif form == "tokens_2d":
+        gate = torch.randn(S, D, dtype=dtype, device=device)
+    elif form == "sample_expanded":
+        gate = torch.randn(B, 1, D, dtype=dtype, device=device).expand(B, S, D)
+    elif form == "sample_strided":
+        gate = torch.randn(B, 1, 3, D, dtype=dtype, device=device)[:, :, 1]
+    else:
+        gate = torch.randn(B, S, 3, D, dtype=dtype, device=device)[:, :, 2]
+    out = kernel.gated_residual(x, y, gate)
+    assert_close(out, ref_residual(x, y, gate))
+
+
 @pytest.mark.kernels_ci
 @pytest.mark.parametrize("shape", [(1, 2048), (2048,), (1, 1, 1), (0, 2048), (4, 0), (2, 0, 64)])
 def test_gated_residual_edge_shapes(kernel, device, shape):

@@ -86,6 +86,9 @@ SETTINGS = {
     # defaults send dense rows of 16-byte vectors to the flat kernel), and the flat kernel for
     # the gated ops only (gelu_tanh and silu on the row kernel, run S call 2's default).
     "act-row-kernel": {"LTX_ACT_FLAT": "0"},
+    # gated_residual's flat kernel with the general (FastBcast) gate offset for every gate (the
+    # defaults take the one-division RunBcast where the gate has that form).
+    "gated-residual-fast-bcast": {"LTX_GATED_RESIDUAL_RUN_GATE": "0"},
     "act-flat-gated": {"LTX_ACT_FLAT": "1"},
 }
 # The child's selection: the reference tests of both files (every dtype, operand kind and row
@@ -111,6 +114,7 @@ SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
           "rms-dense-wide-blocks": "cuda and not misaligned and not long_rows and not huge",
           "dense-off": "cuda and not misaligned and (rms_norm or norm_rope) and not huge",
           "act-row-kernel": "cuda", "act-flat-gated": "cuda",
+          "gated-residual-fast-bcast": "cuda and gated_residual and not gated_residual_adaln",
           "rope-flat-off": _ROPE, "rope-flat-index-order": _ROPE_VIEWS,
           "rope-flat-rows64": _ROPE_VIEWS}
 # The test files of each setting.
@@ -119,6 +123,7 @@ FILES["dense-every-grid"] = ["tests/test_adaln.py"]
 FILES["rms-dense-two-vectors"] = FILES["rms-dense-wide-blocks"] = ["tests/test_rms_norm.py"]
 FILES["dense-off"] = ["tests/test_rms_norm.py", "tests/test_rope.py"]
 FILES["act-row-kernel"] = FILES["act-flat-gated"] = ["tests/test_activation.py"]
+FILES["gated-residual-fast-bcast"] = ["tests/test_adaln.py"]
 for _name in ("rope-flat-off", "rope-flat-index-order", "rope-flat-rows64"):
     FILES[_name] = ["tests/test_rope.py"]
 
