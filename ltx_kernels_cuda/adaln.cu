@@ -838,14 +838,16 @@ gated_residual_kernel(const GatedResidualParams<T, M> p) {
 // enumerated over the whole tensor with 32-bit indices (row = i / (D / VEC) by a FastDiv), so
 // that a thread holds one vector each of x, y and gate and little else (torch.compile's kernel
 // does the same). Run M, H200, bf16: the row kernel above held 80 registers (3 blocks a SM) and
-// reached 56% of the copy at 2x2688x2048 against compile's 70%. GB is the gate's row offset:
-// RunBcast (a [D] row, per sample or per token: one FastDiv) where the gate has that form,
-// FastBcast (a walk over up to four broadcast levels) otherwise. Run W (ncu, H200, bf16
-// 2x2688x2048): with FastBcast for every gate the kernel held 34 registers (75% occupancy)
-// and ran 5.98 M instructions against inductor's 26 registers and 3.61 M (16.58 / 16.13 us).
-template <typename T, typename M, int VEC, typename GB>
+// reached 56% of the copy at 2x2688x2048 against compile's 70%. The gate's row offset: with
+// RUN_GATE, run_gate's (a [D] row, per sample or per token: one FastDiv), where the gate has
+// that form; else p.gate_b's walk over up to four broadcast levels (read in place from the
+// parameters: a FastBcast passed as a parameter of its own was copied to the stack, 2.3x the
+// time, run W call 2). Run W (ncu, H200, bf16 2x2688x2048): with FastBcast for every gate the
+// kernel held 34 registers (75% occupancy) and ran 5.98 M instructions against inductor's 26
+// registers and 3.61 M (16.58 / 16.13 us); with RunBcast 26 registers.
+template <typename T, typename M, int VEC, bool RUN_GATE>
 __global__ void __launch_bounds__(kStreamThreads)
-gated_residual_flat_kernel(const GatedResidualParams<T, M> p, const GB gate_b,
+gated_residual_flat_kernel(const GatedResidualParams<T, M> p, const RunBcast run_gate,
                            const FastDiv nvec_div, const uint32_t nvec, const uint32_t total) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= total) return;
@@ -853,7 +855,9 @@ gated_residual_flat_kernel(const GatedResidualParams<T, M> p, const GB gate_b,
   const uint32_t col = i - row * nvec;
   const Vec<T, VEC> xv = load_vec_once<T, VEC>(p.x + static_cast<int64_t>(i) * VEC);
   const Vec<T, VEC> yv = load_vec_once<T, VEC>(p.y + static_cast<int64_t>(i) * VEC);
-  const Vec<M, VEC> gv = load_vec<M, VEC>(p.gate + gate_b.offset(row) + col * VEC);
+  const int64_t gate_row = RUN_GATE ? static_cast<int64_t>(run_gate.offset(row))
+                                    : p.gate_b.offset(row);
+  const Vec<M, VEC> gv = load_vec<M, VEC>(p.gate + gate_row + col * VEC);
   float v[VEC];
   gated_sum<T, M, VEC>(xv, yv, gv, /*has_gate=*/true, v);
   store_floats<T, VEC>(p.out + static_cast<int64_t>(i) * VEC, v);
@@ -882,20 +886,16 @@ void launch_gated_residual(GatedResidualParams<T, M> p, bool dense, cudaStream_t
     const int64_t total = p.rows * nvec;
     if (dense && flat_on && p.gate_b.fast && total < (int64_t{1} << 31)) {
       const int64_t blocks = (total + flat_threads - 1) / flat_threads;
-      const auto flat = [&](auto gate_b) {
-        gated_residual_flat_kernel<T, M, VC, decltype(gate_b)>
-            <<<static_cast<unsigned>(blocks), flat_threads, 0, stream>>>(
-                p, gate_b, FastDiv::make(static_cast<uint32_t>(nvec)),
-                static_cast<uint32_t>(nvec), static_cast<uint32_t>(total));
-      };
       // The RunBcast gate (LTX_GATED_RESIDUAL_RUN_GATE [1]; 0: FastBcast always, for A/B runs).
       static const bool run_gate_on = env_int("LTX_GATED_RESIDUAL_RUN_GATE", 1, true) != 0;
-      RunBcast run_gate;
-      if (run_gate_on && run_bcast(p.gate_b.b, p.rows, p.D, run_gate)) {
-        flat(run_gate);
-      } else {
-        flat(p.gate_b);
-      }
+      RunBcast run_gate{};
+      const bool run = run_gate_on && run_bcast(p.gate_b.b, p.rows, p.D, run_gate);
+      dispatch_bool(run, [&](auto run_c) {
+        gated_residual_flat_kernel<T, M, VC, decltype(run_c)::value>
+            <<<static_cast<unsigned>(blocks), flat_threads, 0, stream>>>(
+                p, run_gate, FastDiv::make(static_cast<uint32_t>(nvec)),
+                static_cast<uint32_t>(nvec), static_cast<uint32_t>(total));
+      });
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;
     }
