@@ -257,6 +257,20 @@ inline void check_gated_activation_args(const at::Tensor& out, const at::Tensor&
               std::to_string(out.stride(-1)));
 }
 
+// silu_mul: gate and up [..., H] (the two projections of a gated MLP, not concatenated), the
+// same shape, dtype and device -> out [..., H], same dtype.
+inline void check_silu_mul_args(const at::Tensor& out, const at::Tensor& gate,
+                                const at::Tensor& up) {
+  check_input(gate, "gate");
+  check_input(up, "up");
+  check_same_device(up, gate, "up", "gate");
+  LTX_CHECK(up.sizes() == gate.sizes(), "up: expected gate's shape ", shape_str(gate.sizes()),
+              ", got ", shape_str(up.sizes()));
+  LTX_CHECK(up.scalar_type() == gate.scalar_type(), "up: expected gate's dtype ",
+              dtype_name(gate.scalar_type()), ", got ", dtype_name(up.scalar_type()));
+  check_out(out, gate, gate.scalar_type());
+}
+
 // geglu's `approximate`, as F.gelu's: "tanh" or "none" (erf). Returns true for "tanh".
 inline bool geglu_is_tanh(std::string_view approximate) {
   LTX_CHECK(approximate == "tanh" || approximate == "none",

@@ -10,14 +10,15 @@
 namespace ltx {
 namespace cpu {
 
-// out[i] = act(x[i]) (elementwise), or gated_act(x[i], x[i + n]) (the two halves of a row).
+// out[i] = act(x[i]) (elementwise), or gated_act(x[i], x2[i]) (x2: the second half of x's row,
+// x + n, or silu_mul's up row).
 template <typename T, Act A, bool GATED>
-inline void activation_span(T* out, const T* x, int64_t n) {
+inline void activation_span(T* out, const T* x, int64_t n, const T* x2 = nullptr) {
   for (int64_t i = 0; i < n; ++i) {
     const float a = static_cast<float>(x[i]);
     float y;
     if constexpr (GATED) {
-      y = gated_act<A, false>(a, static_cast<float>(x[n + i]));
+      y = gated_act<A, false>(a, static_cast<float>(x2[i]));
     } else {
       y = act<A, false>(a);
     }
@@ -25,12 +26,16 @@ inline void activation_span(T* out, const T* x, int64_t n) {
   }
 }
 
+// Rows of D outputs each (D = H for the gated ops, which read 2H per row, or with `up` silu_mul's
+// gate and up rows of H).
 template <typename T, Act A, bool GATED>
-void activation_rows(T* out, const T* x, const RowLayout& xl, const RowLayout& ol, int64_t D) {
-  // Rows of D outputs each (D = H for the gated ops, which read 2H per row).
+void activation_rows(T* out, const T* x, const RowLayout& xl, const RowLayout& ol, int64_t D,
+                     const T* up = nullptr, const RowLayout* ul = nullptr) {
   at::parallel_for(0, xl.rows, grain_rows(D), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      activation_span<T, A, GATED>(out + ol.offset(r), x + xl.offset(r), D);
+      const T* xr = x + xl.offset(r);
+      activation_span<T, A, GATED>(out + ol.offset(r), xr, D,
+                                   up != nullptr ? up + ul->offset(r) : xr + D);
     }
   });
 }
@@ -97,4 +102,19 @@ void silu_and_mul(at::Tensor& out, const at::Tensor& input) {
   check_gated_activation_args(out, x);
   if (out.numel() == 0) return;
   cpu::run_activation<Act::kSilu, true>(out, x);
+}
+
+void silu_mul(at::Tensor& out, const at::Tensor& gate_in, const at::Tensor& up_in) {
+  using namespace ltx;
+  const at::Tensor gate = contiguous_rows(gate_in, "gate");
+  const at::Tensor up = contiguous_rows(up_in, "up");
+  check_silu_mul_args(out, gate, up);
+  if (out.numel() == 0) return;
+  LTX_CPU_DISPATCH_FLOAT_TYPES(gate.scalar_type(), "gate", [&] {
+    using T = scalar_t;
+    const RowLayout gl = row_layout(gate, "gate"), ul = row_layout(up, "up");
+    const RowLayout ol = row_layout(out, "out");
+    cpu::activation_rows<T, Act::kSilu, true>(out.mutable_data_ptr<T>(), gate.const_data_ptr<T>(),
+                                              gl, ol, out.size(-1), up.const_data_ptr<T>(), &ul);
+  });
 }

@@ -37,7 +37,10 @@ template <typename T>
 struct ActivationParams {
   T* out;        // [rows, D] at out_rows
   const T* x;    // [rows, D] (elementwise) or [rows, 2D] (gated: value half, gate half) at x_rows
-  Rows x_rows, out_rows;
+  // The gated ops' second operand, [rows, D] at x2_rows: x + D at x_rows for [value | gate]
+  // rows (geglu, silu_and_mul), silu_mul's `up` tensor.
+  const T* x2;
+  Rows x_rows, out_rows, x2_rows;
   int64_t rows;
   int64_t D;            // outputs per row (H for the gated ops)
   int group;            // threads per row tile (G)
@@ -85,6 +88,7 @@ __device__ __forceinline__ void activation_rows(const ActivationParams<T>& p) {
     const int64_t row = row_block * p.rows_per_block + sub;
     if (row >= p.rows) continue;  // no block-wide synchronization below
     const T* x = p.x + p.x_rows.offset(row);
+    const T* x2 = GATED ? p.x2 + p.x2_rows.offset(row) : nullptr;
     T* out = p.out + p.out_rows.offset(row);
     const int64_t first = tile * tile_vecs + lane;
 
@@ -95,7 +99,7 @@ __device__ __forceinline__ void activation_rows(const ActivationParams<T>& p) {
       const int64_t idx = first + static_cast<int64_t>(u) * G;
       if (idx < nvec) {
         a[u] = *reinterpret_cast<const V*>(x + idx * VEC);
-        if constexpr (GATED) g[u] = *reinterpret_cast<const V*>(x + p.D + idx * VEC);
+        if constexpr (GATED) g[u] = *reinterpret_cast<const V*>(x2 + idx * VEC);
       }
     }
 #pragma unroll
@@ -142,15 +146,15 @@ activation_kernel_bf16(const ActivationParams<__nv_bfloat16> p) {
 template <typename T, Act A, bool GATED, int VEC>
 __global__ void __launch_bounds__(kStreamThreads)
 activation_flat_kernel(const ActivationParams<T> p, const FastDiv nvec_div, const uint32_t nvec,
-                       const uint32_t xs, const uint32_t os, const uint32_t total) {
+                       const uint32_t xs, const uint32_t x2s, const uint32_t os,
+                       const uint32_t total) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= total) return;
   const uint32_t row = nvec_div.div(i);
   const uint32_t col = (i - row * nvec) * VEC;
-  const T* x = p.x + row * xs + col;
-  const Vec<T, VEC> a = load_vec_once<T, VEC>(x);
-  Vec<T, VEC> g;  // the gate half; unused (and removed) when !GATED
-  if constexpr (GATED) g = load_vec_once<T, VEC>(x + nvec * VEC);
+  const Vec<T, VEC> a = load_vec_once<T, VEC>(p.x + row * xs + col);
+  Vec<T, VEC> g;  // the second operand; unused (and removed) when !GATED
+  if constexpr (GATED) g = load_vec_once<T, VEC>(p.x2 + row * x2s + col);
   float y[VEC];
   activate_vec<T, A, GATED, VEC>(a, g, y);
   store_floats<T, VEC>(p.out + row * os + col, y);
@@ -165,7 +169,11 @@ void launch_activation(ActivationParams<T> p, cudaStream_t stream) {
   constexpr int V = kVec16<T>;
   const bool vec_ok = p.D % V == 0 && is_aligned(p.x, 16) && is_aligned(p.out, 16) &&
                       p.x_rows.outer_stride % V == 0 && p.x_rows.inner_stride % V == 0 &&
-                      p.out_rows.outer_stride % V == 0 && p.out_rows.inner_stride % V == 0;
+                      p.out_rows.outer_stride % V == 0 && p.out_rows.inner_stride % V == 0 &&
+                      (!GATED || (is_aligned(p.x2, 16) && p.x2_rows.outer_stride % V == 0 &&
+                                  p.x2_rows.inner_stride % V == 0));
+  // [value | gate] rows: x reads 2D elements a row; silu_mul's gate and up D each.
+  const bool halves = GATED && p.x2 == p.x + p.D;
   // The flat kernel (LTX_ACT_FLAT: 0 never, 1 the gated ops, 2 every activation [2];
   // LTX_ACT_FLAT_THREADS [128] threads a block, 32..256) for 16-byte vectors over rows at one
   // stride each, every element offset below 2^31. Run S (H200, against the row kernel, two
@@ -175,18 +183,20 @@ void launch_activation(ActivationParams<T> p, cudaStream_t stream) {
   static const int flat_mode = env_int("LTX_ACT_FLAT", 2, /*zero_turns_off=*/true);
   static const int flat_threads =
       std::clamp(env_int("LTX_ACT_FLAT_THREADS", 128), 32, kStreamThreads);
-  uint32_t xs = 0, os = 0;
+  uint32_t xs = 0, x2s = 0, os = 0;
   const int64_t flat_nvec = p.D / V;
   if (vec_ok && flat_mode >= (GATED ? 1 : 2) && p.rows * flat_nvec < (int64_t{1} << 31) &&
-      dense_rows(p.x_rows, p.rows, GATED ? 2 * p.D : p.D, xs) &&
+      dense_rows(p.x_rows, p.rows, halves ? 2 * p.D : p.D, xs) &&
+      (!GATED || halves || dense_rows(p.x2_rows, p.rows, p.D, x2s)) &&
       dense_rows(p.out_rows, p.rows, p.D, os)) {
+    if (halves) x2s = xs;
     const int64_t total = p.rows * flat_nvec;
     if (total == 0) return;
     const int64_t blocks = (total + flat_threads - 1) / flat_threads;
     activation_flat_kernel<T, A, GATED, V>
         <<<static_cast<unsigned>(blocks), flat_threads, 0, stream>>>(
             p, FastDiv::make(static_cast<uint32_t>(flat_nvec)),
-            static_cast<uint32_t>(flat_nvec), xs, os, static_cast<uint32_t>(total));
+            static_cast<uint32_t>(flat_nvec), xs, x2s, os, static_cast<uint32_t>(total));
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
@@ -214,11 +224,13 @@ void launch_activation(ActivationParams<T> p, cudaStream_t stream) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// up: silu_mul's second operand (rows of D at their own strides); null for the other ops
+// (the gated ones read the second half of x's rows).
 template <Act A, bool GATED>
-void run_activation(at::Tensor& out, const at::Tensor& x) {
+void run_activation(at::Tensor& out, const at::Tensor& x, const at::Tensor* up = nullptr) {
   const c10::cuda::CUDAGuard guard(x.device());
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  Rows xr{}, orows{};
+  Rows xr{}, orows{}, x2r{};
   int64_t rows = 0, D = 0;
   if (!GATED && x.is_contiguous() && out.is_contiguous()) {
     // One row of numel elements: rows of an odd D still vectorize when numel allows it.
@@ -230,6 +242,7 @@ void run_activation(at::Tensor& out, const at::Tensor& x) {
     const RowLayout xl = row_layout(x, "input"), ol = row_layout(out, "out");
     xr = to_rows(xl);
     orows = to_rows(ol);
+    x2r = up != nullptr ? to_rows(row_layout(*up, "up")) : xr;
     rows = xl.rows;
     D = out.size(-1);
   }
@@ -238,7 +251,9 @@ void run_activation(at::Tensor& out, const at::Tensor& x) {
     ActivationParams<T> p{};
     p.out = reinterpret_cast<T*>(out.data_ptr());
     p.x = reinterpret_cast<const T*>(x.data_ptr());
+    p.x2 = up != nullptr ? reinterpret_cast<const T*>(up->data_ptr()) : p.x + D;
     p.x_rows = xr;
+    p.x2_rows = x2r;
     p.out_rows = orows;
     p.rows = rows;
     p.D = D;
@@ -283,4 +298,13 @@ void silu_and_mul(at::Tensor& out, const at::Tensor& input) {
   check_gated_activation_args(out, x);
   if (out.numel() == 0) return;
   run_activation<Act::kSilu, true>(out, x);
+}
+
+void silu_mul(at::Tensor& out, const at::Tensor& gate_in, const at::Tensor& up_in) {
+  using namespace ltx;
+  const at::Tensor gate = contiguous_rows(gate_in, "gate");
+  const at::Tensor up = contiguous_rows(up_in, "up");
+  check_silu_mul_args(out, gate, up);
+  if (out.numel() == 0) return;
+  run_activation<Act::kSilu, true>(out, gate, &up);
 }

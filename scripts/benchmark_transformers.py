@@ -7,10 +7,12 @@ Under torch.compile the other layers cost more than they save: inductor fuses ea
 add into the RMSNorm after it and `silu(gate) * up` into one pass, which an opaque RMSNorm or
 SiLU layer prevents (run H on the H200: kernels + compile 0.997x of compile with RMSNorm and
 rope mapped, 1.010x with rope alone). Both kernels configurations also run
-`integrations.fuse_decoder_residuals`: each residual add fused with the RMSNorm after it,
-across layers too, which the per-layer compile below cannot fuse (`--no-fuse-residuals`: off;
-the extra configuration `kernels+compile-unfused` is kernels+compile without it, for an A/B
-in one process).
+`integrations.fuse_decoder_residuals` (each residual add fused with the RMSNorm after it,
+across layers too, which the per-layer compile below cannot fuse) and
+`integrations.fuse_gated_mlp` (the MLP's `silu(gate) * up` in one `silu_mul` pass, in place
+of the SiLU layer and a multiply, or of inductor's kernel for the two); `--no-fuse`: neither;
+the extra configuration `kernels+compile-unfused` is kernels+compile without them, for an A/B
+in one process.
 
 Every configuration's last-position logits are checked against an fp32 forward of the same
 weights (rounded to the run's dtype): no configuration may be further from it than twice
@@ -70,7 +72,8 @@ MODEL_SIZES = {
 # transformers' function layers (rotary_pos_emb) for their class, so a model built after a
 # kernelized one would run this package's rope too (seen on the H200: "compile" ran
 # ltx::rope_kernel). Each configuration is also checked for it (`--profile`).
-# name -> (kernels, compile, residual adds fused across layers); the last one only on request.
+# name -> (kernels, compile, fuse_decoder_residuals and fuse_gated_mlp); the last one only on
+# request.
 CONFIGS = {"eager": (False, False, False), "compile": (False, True, False),
            "kernels": (True, False, True), "kernels+compile": (True, True, True),
            "kernels+compile-unfused": (True, True, False)}
@@ -85,9 +88,9 @@ def parse_args(argv=None):
     p.add_argument("--configs", default=",".join(DEFAULT_CONFIGS),
                    help=f"comma-separated, from {', '.join(CONFIGS)} (default: "
                         f"{', '.join(DEFAULT_CONFIGS)})")
-    p.add_argument("--fuse-residuals", action=argparse.BooleanOptionalAction, default=True,
+    p.add_argument("--fuse", action=argparse.BooleanOptionalAction, default=True,
                    help="the kernels configurations with integrations.fuse_decoder_residuals "
-                        "(default: yes)")
+                        "and fuse_gated_mlp (default: yes)")
     p.add_argument("--batch-size", type=int, default=1)
     p.add_argument("--seq-len", type=int, default=4096, help="prompt tokens per sequence")
     p.add_argument("--iterations", type=int, default=10, help="timed forwards (per round)")
@@ -168,8 +171,10 @@ def prepare(args, config, dtype):
 
     use_kernels, use_compile, fuse = CONFIGS[config]
     model = build(args, dtype)
-    if use_kernels and fuse and args.fuse_residuals:
-        load_kernel(args.device).integrations.fuse_decoder_residuals(model)
+    if use_kernels and fuse and args.fuse:
+        integrations = load_kernel(args.device).integrations
+        integrations.fuse_decoder_residuals(model)
+        integrations.fuse_gated_mlp(model)
     if use_kernels:
         kernel = load_kernel(args.device)
         mode = Mode.INFERENCE | Mode.TORCH_COMPILE if use_compile else Mode.INFERENCE
@@ -336,7 +341,7 @@ def main(argv=None):
     header = {"model_size": args.model_size, "device": device_name(args.device),
               "dtype": args.dtype, "batch_size": args.batch_size, "seq_len": args.seq_len,
               "torch": torch.__version__, "compile_scope": args.compile_scope,
-              "rounds": args.rounds, "fuse_residuals": args.fuse_residuals}
+              "rounds": args.rounds, "fuse": args.fuse}
     print(f"LLaMA {args.model_size} forward on {header['device']}, {args.dtype}, "
           f"batch {args.batch_size} x {args.seq_len} tokens, {args.iterations} iterations "
           f"after {args.warmup_iterations} warmup"

@@ -309,6 +309,77 @@ def test_bad_inputs(kernel, device):
             kernel.geglu(x, bad)
 
 
+# ---- silu_mul: the gated MLP's two projections as separate tensors ----------------------------
+
+
+@pytest.mark.parametrize("up_layout", LAYOUTS)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("H", HIDDEN_SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_silu_mul_reference(kernel, device, dtype, H, layout, up_layout):
+    """gate and up each in its own layout (rows at their own strides; misaligned: the scalar
+    path), against float64, and bit for bit silu_and_mul of the two concatenated."""
+    gate = make_input((3, 5, H), dtype, device, layout)
+    up = make_input((3, 5, H), dtype, device, up_layout)
+    out = poisoned((3, 5, H), dtype, device)
+    assert kernel.silu_mul(gate, up, out=out) is out
+    assert_close(out, ref_silu(gate.double()) * up.double())
+    assert torch.equal(out, kernel.silu_and_mul(torch.cat([gate, up], -1)))
+
+
+@pytest.mark.parametrize("views", ["halves", "separate"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_silu_mul_many_rows(kernel, device, dtype, views):
+    """Enough rows for every path's grid (the flat kernel on the GPU): gate and up as the two
+    halves of one [gate | up] tensor (the pointers one row-half apart) or as two tensors."""
+    H = 1536
+    x = torch.randn(4000, 2 * H, dtype=dtype, device=device)
+    gate, up = x.chunk(2, -1) if views == "halves" else (x[:, :H].clone(), x[:, H:].clone())
+    out = kernel.silu_mul(gate, up)
+    assert out.is_contiguous() and out.shape == (4000, H)
+    assert_close(out, ref_silu_and_mul(x))
+    assert torch.equal(out, kernel.silu_and_mul(x))
+
+
+@pytest.mark.kernels_ci
+def test_silu_mul_bad_inputs(kernel, device):
+    """Each error names the argument at the start of its message."""
+    g = torch.randn(4, 64, dtype=torch.bfloat16, device=device)
+    with pytest.raises(RuntimeError, match="^gate:"):
+        kernel.silu_mul(g.int(), g)
+    with pytest.raises(RuntimeError, match="^gate:"):
+        kernel.silu_mul(torch.randn(64, 4, dtype=g.dtype, device=device).t(), g)
+    with pytest.raises(RuntimeError, match="^up:"):
+        kernel.silu_mul(g, torch.randn(4, 65, dtype=g.dtype, device=device))
+    with pytest.raises(RuntimeError, match="^up:"):
+        kernel.silu_mul(g, g.float())
+    with pytest.raises(RuntimeError, match="^out:"):
+        kernel.silu_mul(g, g, out=torch.empty(4, 64, device=device))
+    with pytest.raises(RuntimeError, match="^out:"):
+        kernel.silu_mul(g, g, out=torch.empty(4, 32, dtype=g.dtype, device=device))
+    if device.type == "cuda":
+        with pytest.raises(RuntimeError, match="^up:"):
+            kernel.silu_mul(g, g.cpu())
+    x = torch.randn(3, 32, dtype=g.dtype, device=device)
+    torch.library.opcheck(kernel.ops.silu_mul, (torch.empty_like(x), x, torch.randn_like(x)))
+
+
+@pytest.mark.kernels_ci
+def test_silu_mul_compile(kernel, device):
+    """fullgraph (no graph break), the projections' outputs handed straight to the op: the
+    eager result, bit for bit."""
+    w = torch.randn(2, 256, 128, dtype=torch.bfloat16, device=device)
+
+    def f(x):
+        return kernel.silu_mul(x @ w[0], x @ w[1])
+
+    torch._dynamo.reset()
+    cf = torch.compile(f, fullgraph=True)
+    for b in (2, 5):
+        x = torch.randn(b, 16, 256, dtype=torch.bfloat16, device=device)
+        assert torch.equal(cf(x), f(x))
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_CUDA, reason="CUDA only: > 2^31 elements")
 def test_huge(backend):

@@ -303,6 +303,41 @@ def test_fuse_decoder_residuals_compile(backend):
     assert err < LOGITS_RTOL[torch.float32], f"logits relative error {err:.3g}"
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("name", list(FUSE_MODELS))
+def test_fuse_gated_mlp(backend, dtype, name):
+    """The MLPs' `silu(gate) * up` in one silu_mul pass: the same logits, one call a layer, no
+    SiLU layer left to run; with the residual fusion and kernelize on top, still the same
+    logits. A GELU-gated MLP (LLaMA with gelu_pytorch_tanh) is not SiLU-gated: refused."""
+    from kernels import Mode, kernelize, use_kernel_mapping
+
+    kernel = load_kernel(backend)
+    model = FUSE_MODELS[name](dtype, backend)
+    n_layers = model.config.num_hidden_layers
+    ids = torch.randint(0, 512, (2, 24), device=backend)
+    with torch.no_grad():
+        ref = model(ids).logits.double()
+    assert kernel.integrations.fuse_gated_mlp(model) == n_layers
+    with torch.no_grad():
+        out = model(ids).logits.double()
+        n = count_ops(lambda: model(ids), "::silu_mul")
+    assert n == n_layers
+    err = ((out - ref).norm() / ref.norm()).item()
+    assert err < LOGITS_RTOL[dtype], f"logits relative error {err:.3g}"
+    kernel.integrations.fuse_decoder_residuals(model)
+    with use_kernel_mapping(kernel_mapping(kernel, backend)):
+        kernelize(model, mode=Mode.INFERENCE, device=backend)
+    with torch.no_grad():
+        out = model(ids).logits.double()
+        calls = {op: count_ops(lambda: model(ids), op) for op in ("::silu_mul", "::silu")}
+    assert calls == {"::silu_mul": n_layers, "::silu": 0}
+    err = ((out - ref).norm() / ref.norm()).item()
+    assert err < LOGITS_RTOL[dtype], f"all fused, kernelized: logits relative error {err:.3g}"
+    with pytest.raises(ValueError, match="no SiLU-gated"):
+        kernel.integrations.fuse_gated_mlp(tiny_llama(dtype, backend, "gelu_pytorch_tanh"))
+
+
 def test_fuse_decoder_residuals_refuses(backend):
     """A model without LLaMA's decoder layer (Falcon) is refused with the reason, not patched
     with code that computes something else."""

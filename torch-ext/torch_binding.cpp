@@ -37,6 +37,8 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
   LTX_IMPL(ops, geglu);
   ops.def("silu_and_mul(Tensor! out, Tensor input) -> ()", kLayout);
   LTX_IMPL(ops, silu_and_mul);
+  ops.def("silu_mul(Tensor! out, Tensor gate, Tensor up) -> ()", kLayout);
+  LTX_IMPL(ops, silu_mul);
   ops.def(
       "fused_add_rms_norm(Tensor! input, Tensor! residual, Tensor? weight, float eps) -> ()",
       kLayout);

@@ -22,6 +22,8 @@ void silu(at::Tensor& out, const at::Tensor& input);
 // silu_and_mul: out = silu(input[..., :H]) * input[..., H:].
 void geglu(at::Tensor& out, const at::Tensor& input, std::string_view approximate);
 void silu_and_mul(at::Tensor& out, const at::Tensor& input);
+// silu_mul: out = silu(gate) * up (a gated MLP's two projections, not concatenated).
+void silu_mul(at::Tensor& out, const at::Tensor& gate, const at::Tensor& up);
 // In place (vLLM / FlashInfer): residual = residual + input (rounded to its dtype), then
 // input = rms_norm(residual) [* weight], computed from the rounded sum.
 void fused_add_rms_norm(at::Tensor& input, at::Tensor& residual,

@@ -7,7 +7,7 @@ tensors, and `layers` holds drop-in modules for `kernels.kernelize`.
 
 from . import integrations, layers
 from ._ops import ops
-from .activation import geglu, gelu_tanh, linear_gelu_tanh, silu, silu_and_mul
+from .activation import geglu, gelu_tanh, linear_gelu_tanh, silu, silu_and_mul, silu_mul
 from .adaln import adaln, gated_residual, gated_residual_adaln
 from .rms_norm import fused_add_rms_norm, rms_norm
 from .rope import rms_norm_rope, rms_norm_rope_qk, rope, rope_pair_tables, rope_qk
@@ -31,4 +31,5 @@ __all__ = [
     "rope_qk",
     "silu",
     "silu_and_mul",
+    "silu_mul",
 ]

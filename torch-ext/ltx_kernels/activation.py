@@ -115,6 +115,28 @@ def silu_and_mul(x: torch.Tensor, *, out: Optional[torch.Tensor] = None) -> torc
     return out
 
 
+def silu_mul(
+    gate: torch.Tensor, up: torch.Tensor, *, out: Optional[torch.Tensor] = None
+) -> torch.Tensor:
+    """SwiGLU of a gated MLP whose two projections are separate tensors (transformers' LLaMA,
+    Mistral, Qwen MLPs: `act_fn(gate_proj(x)) * up_proj(x)`): `silu(gate) * up` in one pass,
+    fp32 math rounded once; `silu_and_mul`'s formula without concatenating the two.
+
+    Args:
+        gate: `[..., H]`, float32 / float16 / bfloat16; rows may be strided (the last dim
+            contiguous).
+        up: gate's shape and dtype, rows at their own strides.
+        out: optional output, gate's shape and dtype.
+
+    Returns:
+        `out`.
+    """
+    if out is None:
+        out = torch.empty(gate.shape, dtype=gate.dtype, device=gate.device)
+    ops.silu_mul(out, gate, up)
+    return out
+
+
 @torch.library.register_fake(add_op_namespace_prefix("gelu_tanh"))
 def _gelu_tanh_fake(out, x) -> None:
     return None
@@ -132,4 +154,9 @@ def _geglu_fake(out, x, approximate) -> None:
 
 @torch.library.register_fake(add_op_namespace_prefix("silu_and_mul"))
 def _silu_and_mul_fake(out, x) -> None:
+    return None
+
+
+@torch.library.register_fake(add_op_namespace_prefix("silu_mul"))
+def _silu_mul_fake(out, gate, up) -> None:
     return None

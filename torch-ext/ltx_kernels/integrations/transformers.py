@@ -7,7 +7,8 @@ use_kernels=True, kernel_config=...)` on a GPU) replaces their forwards. Falcon 
 `torch.nn.LayerNorm` modules, which no mapping reaches, so they are patched per instance.
 `fuse_decoder_residuals` fuses each residual add of LLaMA-style decoder layers with the RMSNorm
 after it, also across layers, which no single layer's forward (or a per-layer torch.compile)
-can do.
+can do; `fuse_gated_mlp` runs their MLPs' `silu(gate) * up` in one pass (`silu_mul`) instead
+of the SiLU layer and a multiply.
 """
 
 import hashlib
@@ -19,6 +20,7 @@ from typing import Optional, Tuple
 import torch
 from torch import nn
 
+from ..activation import silu_mul
 from ..adaln import adaln, gated_residual_adaln
 
 
@@ -200,4 +202,46 @@ def fuse_decoder_residuals(model: nn.Module) -> int:
     if not patched:
         raise ValueError("fuse_decoder_residuals: no LLaMA-style decoder stack in this model"
                          + (f" ({'; '.join(refused)})" if refused else ""))
+    return patched
+
+
+# ---- the gated MLP's SiLU and product ------------------------------------------------------------
+
+# LlamaMLP.forward of transformers 5.22 (Mistral's, Qwen2's and Qwen3's are the same code):
+# `down_proj(act_fn(gate_proj(x)) * up_proj(x))`.
+_GATED_MLP_SHA1 = "6e149f775f69"
+
+
+def _fused_mlp_forward(self, x):
+    """LlamaMLP.forward with `silu(gate) * up` in one `silu_mul` pass where the kernel gives
+    the module's dtypes and autograd is not needed; else the module's own formula."""
+    gate, up = self.gate_proj(x), self.up_proj(x)
+    if (gate.dtype == up.dtype and gate.shape == up.shape and gate.device == up.device
+            and gate.stride(-1) == 1 and up.stride(-1) == 1
+            and not (torch.is_grad_enabled() and (gate.requires_grad or up.requires_grad))):
+        return self.down_proj(silu_mul(gate, up))
+    return self.down_proj(self.act_fn(gate) * up)
+
+
+def fuse_gated_mlp(model: nn.Module) -> int:
+    """Runs the SiLU-gated MLPs of LLaMA-style models (LLaMA, Mistral, Qwen2, Qwen3 in
+    transformers 5.22: `down_proj(silu(gate_proj(x)) * up_proj(x))`) with `silu_mul`: the SiLU
+    and the product in one pass over the two projections (one read of each, one write),
+    instead of the SiLU (a kernelized one included) and a separate multiply. Under
+    torch.compile inductor fuses the two itself; the kernel then stands in for inductor's.
+    Inference only (autograd runs the module's formula). Patches in place; returns the number
+    of MLPs patched. Raises ValueError if there is none (MLPs with another activation or
+    another forward are left alone)."""
+    patched = 0
+    for m in model.modules():
+        if not all(hasattr(m, a) for a in ("gate_proj", "up_proj", "down_proj", "act_fn")):
+            continue
+        act = m.act_fn
+        if (_source_sha1(type(m).forward) != _GATED_MLP_SHA1
+                or type(act).__name__ not in ("SiLUActivation", "SiLU")):
+            continue
+        m.forward = types.MethodType(_fused_mlp_forward, m)
+        patched += 1
+    if not patched:
+        raise ValueError("fuse_gated_mlp: no SiLU-gated LLaMA-style MLP in this model")
     return patched
