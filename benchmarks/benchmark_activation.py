@@ -1,4 +1,4 @@
-"""`kernels benchmark .` workloads for gelu_tanh (LTX-Video FF), geglu and silu_and_mul
+"""`kernels benchmark .` workloads for gelu_tanh (LTX-Video FF), geglu, silu_and_mul and silu_mul
 (LLaMA-8B MLP). Inputs are scaled by 0.25 so that outputs stay below about 2, where one bf16
 rounding stays under the runner's atol of 1e-2 (see workloads.py)."""
 
@@ -33,6 +33,11 @@ for dt in DTYPES:
                  lambda k, i: k.silu_and_mul(i["x"]),
                  lambda i: (F.silu(halves(i["x"].float())[0]) * halves(i["x"].float())[1]
                             ).to(i["x"].dtype)),
+        Workload(f"silu_mul_4096x14336_{dt}",
+                 lambda dev, d=dt: {"g": randn((4096, 14336), DTYPES[d], dev, 0.25),
+                                    "u": randn((4096, 14336), DTYPES[d], dev, 0.25)},
+                 lambda k, i: k.silu_mul(i["g"], i["u"]),
+                 lambda i: (F.silu(i["g"].float()) * i["u"].float()).to(i["g"].dtype)),
     ]
 
 ActivationBenchmark = benchmark_class("ActivationBenchmark", WORKLOADS)

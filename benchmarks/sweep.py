@@ -404,6 +404,27 @@ def gated_case(op, k, lf, shape, dt) -> Case:
                 unfused=unfused, unfused_nbytes=5 * (x.numel() // 2) * x.element_size())
 
 
+def eager_silu_mul(g, u):
+    return F.silu(g) * u
+
+
+def silu_mul_case(k, lf, shape, dt) -> Case:
+    """transformers' LLaMA MLP: `act_fn(gate_proj(x)) * up_proj(x)`, gate and up separate
+    `[..., H]` tensors (shape is gate's)."""
+    g, u = rnd(shape, DTYPES[dt]), rnd(shape, DTYPES[dt])
+    impls = {"ltx": lambda: k.silu_mul(g, u), "eager": lambda: eager_silu_mul(g, u),
+             "compile": lambda: compiled(f"silu_mul{shape}{dt}", eager_silu_mul)(g, u)}
+    if lf is not None:
+        impls["liger"] = lambda: lf.liger_swiglu(g, u)
+    es = g.element_size()
+    acted = F.silu(g)
+    unfused = [step("activation", f"silu_mul-a{shape}{dt}", F.silu, g),
+               step("mul", f"silu_mul-m{shape}{dt}", torch.mul, acted, u)]
+    return Case("silu_mul", "x".join(map(str, shape)), dt, 3 * g.numel() * es, impls,
+                check=("ltx", lambda: eager_silu_mul(g, u)), unfused=unfused,
+                unfused_nbytes=5 * g.numel() * es)
+
+
 def rotate_half(x):
     x1, x2 = x.chunk(2, dim=-1)
     return torch.cat((-x2, x1), dim=-1)
@@ -574,6 +595,9 @@ TABLE: dict[str, tuple[Callable, list, list]] = {
     "silu_and_mul": (lambda k, lf, s, d: gated_case("silu_and_mul", k, lf, s, d),
                      [(1, 16, 28672), (1, 4096, 28672), (1, 16384, 28672), (1, 4096, 16384)],
                      [(1, 4096, 28672)]),
+    # gate's shape (up the same): LLaMA-3-8B's MLP (H 14336) at 16, 4096, 16384 tokens
+    "silu_mul": (silu_mul_case, [(1, 16, 14336), (1, 4096, 14336), (1, 16384, 14336),
+                                 (1, 4096, 8192)], [(1, 4096, 14336)]),
     "rope_qk": (rope_case, [(1, 32, 4096, 128), (1, 32, 1024, 128), (4, 32, 4096, 64),
                             (1, 32, 16, 128)], [(1, 32, 4096, 128)]),
     # B x S x q heads x k heads x head dim: LLaMA-3-8B prefill (4096, 1024 tokens) and decode
