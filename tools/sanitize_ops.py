@@ -87,6 +87,8 @@ def run_activation(k, x):
         k.geglu(x, "tanh")
         k.geglu(x, "none")
         k.silu_and_mul(x)
+    k.silu_mul(x, torch.randn_like(x))  # gate and up at their own strides
+    k.silu_mul(x, x.clone())
 
 
 def run_rope(k, x):

@@ -9,7 +9,8 @@
 #     took 2.55 or 3.75 ms a forward between configurations)
 #   - silu_mul: ours and every peer, bf16 (the LLaMA MLP's shapes)
 #   - CUDA tests: the activations (activation.cu changed), the model tests of both fusions,
-#     gated_residual's tests, its knob test, and the knob A/B of its gate offset
+#     gated_residual's tests, its knob test, and the knob A/B of its gate offset; memcheck of
+#     the activation family (silu_mul included)
 # At most 8 files come back: $OUT/w3.log (summary), $OUT/w3-files.tar.gz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -39,4 +40,5 @@ log "gated_residual: RunBcast gate against FastBcast (W3, ours alone, bf16)"
 AB_DTYPES=bf16 AB_SWEEP_LIMIT=30 knob_ab gated_residual "$W/gate" "run=" \
   "fastb=LTX_GATED_RESIDUAL_RUN_GATE=0" | tee -a "$LOG"
 tar -C "$W" -czf "$OUT/w3-sweeps.tar.gz" .
+SANITIZE_TOOLS=memcheck sanitize activation 90 activation
 experiment_end
