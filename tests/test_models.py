@@ -231,6 +231,16 @@ def tiny_mistral(dtype, device):
 FUSE_MODELS = {"llama": tiny_llama, "mistral": tiny_mistral, "qwen3": tiny_qwen3}
 
 
+def fuse_setup(name, dtype, backend):
+    """The kernel, a tiny model, its input ids and its own logits (float64)."""
+    kernel = load_kernel(backend)
+    model = FUSE_MODELS[name](dtype, backend)
+    ids = torch.randint(0, 512, (2, 24), device=backend)
+    with torch.no_grad():
+        ref = model(ids).logits.double()
+    return kernel, model, ids, ref
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("name", list(FUSE_MODELS))
@@ -242,12 +252,9 @@ def test_fuse_decoder_residuals(backend, dtype, name):
     fusion off)."""
     from kernels import Mode, kernelize, use_kernel_mapping
 
-    kernel = load_kernel(backend)
-    model = FUSE_MODELS[name](dtype, backend)
+    kernel, model, ids, ref = fuse_setup(name, dtype, backend)
     n_layers = model.config.num_hidden_layers
-    ids = torch.randint(0, 512, (2, 24), device=backend)
     with torch.no_grad():
-        ref = model(ids).logits.double()
         # on a copy: output_hidden_states leaves transformers' capture hooks on the layers
         ref_hidden = copy.deepcopy(model)(ids, output_hidden_states=True).hidden_states
     assert kernel.integrations.fuse_decoder_residuals(model) == n_layers
@@ -312,12 +319,8 @@ def test_fuse_gated_mlp(backend, dtype, name):
     logits. A GELU-gated MLP (LLaMA with gelu_pytorch_tanh) is not SiLU-gated: refused."""
     from kernels import Mode, kernelize, use_kernel_mapping
 
-    kernel = load_kernel(backend)
-    model = FUSE_MODELS[name](dtype, backend)
+    kernel, model, ids, ref = fuse_setup(name, dtype, backend)
     n_layers = model.config.num_hidden_layers
-    ids = torch.randint(0, 512, (2, 24), device=backend)
-    with torch.no_grad():
-        ref = model(ids).logits.double()
     assert kernel.integrations.fuse_gated_mlp(model) == n_layers
     with torch.no_grad():
         out = model(ids).logits.double()
