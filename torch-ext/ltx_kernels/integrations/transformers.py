@@ -68,6 +68,8 @@ _PRE_NORM_LAYER_SHA1 = "26d4eec045e4"
 # The RMSNorm forward the fused op replaces: LlamaRMSNorm's (and its copies'), fp32 norm times
 # a weight.
 _LLAMA_RMS_NORM_SHA1 = "757fcd8b3476"
+# Where this package has kernels; tensors elsewhere take the modules' own formulas.
+_KERNEL_DEVICES = ("cpu", "cuda")
 
 
 def _source_sha1(fn) -> Optional[str]:
@@ -106,7 +108,7 @@ def _add_rms_norm(norm: nn.Module, x: torch.Tensor, y: torch.Tensor
     the last bit at most). Else the two steps in torch."""
     w = norm.weight
     if not (x.dtype == y.dtype == w.dtype and x.shape == y.shape and x.device == y.device
-            and x.stride(-1) == 1 and y.stride(-1) == 1):
+            and x.device.type in _KERNEL_DEVICES and x.stride(-1) == 1 and y.stride(-1) == 1):
         s = x + y
         return s, norm(s)
     zero = norm._ltx_zero
@@ -161,7 +163,9 @@ def fuse_decoder_residuals(model: nn.Module) -> int:
     Works with `kernels.kernelize` (before or after; layer 0's input_layernorm and the final
     norm keep whatever forward they have) and with `torch.compile` of the layers or the model.
     Inference only: where autograd or forward hooks need the layers' real outputs (transformers'
-    `output_hidden_states` installs hooks), the layers run the adds unfused. Patches in place;
+    `output_hidden_states` installs hooks on every layer), the layers run the adds unfused; a
+    hook on one layer alone sees, as that layer's input, the pending pair its predecessor
+    hands on. Patches in place;
     returns the number of decoder layers patched. Raises ValueError if the model has no
     decoder stack of this form.
     """
@@ -217,7 +221,8 @@ def _fused_mlp_forward(self, x):
     the module's dtypes and autograd is not needed; else the module's own formula."""
     gate, up = self.gate_proj(x), self.up_proj(x)
     if (gate.dtype == up.dtype and gate.shape == up.shape and gate.device == up.device
-            and gate.stride(-1) == 1 and up.stride(-1) == 1
+            and gate.device.type in _KERNEL_DEVICES and gate.stride(-1) == 1
+            and up.stride(-1) == 1
             and not (torch.is_grad_enabled() and (gate.requires_grad or up.requires_grad))):
         return self.down_proj(silu_mul(gate, up))
     return self.down_proj(self.act_fn(gate) * up)
