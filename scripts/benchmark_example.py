@@ -19,6 +19,10 @@ median, mean, min) and over a second pass of the whole loop, synchronized only a
 pipeline runs it (`ms_per_step_loop`: the host may prepare a step while the device runs the one
 before).
 
+`--cuda-graph` captures the transformer call in one CUDA graph after the warmup and replays
+it at every step (each configuration, compiled or not): what is left is the device's work, with
+no host time inside the call (guards, Python, launches).
+
 `--profile` adds a profiler breakdown of one step's device time: matrix products, attention,
 this package's kernels, and the rest (other elementwise / reduction kernels, copies), the part
 the kernels and torch.compile are meant to shrink. `--profile-loop N` profiles N steps as the
@@ -88,6 +92,13 @@ def parse_args(argv=None):
                    help="with the kernels: the feed-forward's tanh GELU in its projection's "
                    "cuBLASLt epilogue (inject_ltx_video(gelu_in_matmul=True)) instead of "
                    "gelu_tanh after it")
+    p.add_argument("--cuda-graph", action="store_true",
+                   help="capture each configuration's transformer call (both CFG halves) in "
+                   "one CUDA graph after the warmup and replay it at every step: no Python, "
+                   "guards or launches on the host within the call; the scheduler's update "
+                   "runs outside it (CUDA only; with --compile, inductor's own CUDA graphs "
+                   "(--compile-mode reduce-overhead / max-autotune) cannot be captured inside "
+                   "it)")
     p.add_argument("--all-configs", action="store_true",
                    help="run eager, compile, kernels and kernels+compile in one process")
     p.add_argument("--compare", action="store_true",
@@ -129,6 +140,13 @@ def parse_args(argv=None):
         p.error(f"--num-frames must be 8k + 1 (the VAE's temporal factor), got {args.num_frames}")
     if args.height % VAE_SPATIAL or args.width % VAE_SPATIAL:
         p.error(f"--height and --width must be multiples of {VAE_SPATIAL}")
+    if args.cuda_graph:
+        if torch.device(args.device).type != "cuda":
+            p.error(f"--cuda-graph needs a CUDA device, got --device {args.device}")
+        if args.compile_mode in ("reduce-overhead", "max-autotune"):
+            p.error(f"--cuda-graph captures the whole call itself: --compile-mode "
+                    f"{args.compile_mode} brings inductor's own CUDA graphs, which cannot be "
+                    "captured inside it (use the default mode or max-autotune-no-cudagraphs)")
     return args
 
 
@@ -199,12 +217,40 @@ class Workload:
                      num_frames=self.f, height=self.h, width=self.w,
                      rope_interpolation_scale=self.rope_scale, return_dict=False)[0].float()
 
-    def step(self, model, scheduler, latents, t):
-        noise = self.noise(model, latents, t)
+    def step(self, call, scheduler, latents, t):
+        """One denoising step; `call(latents, t)` is the transformer's raw prediction
+        (`noise` bound to a model, or a `GraphedCall`)."""
+        noise = call(latents, t)
         if self.cfg:
             uncond, cond = noise.chunk(2)
             noise = uncond + self.guidance * (cond - uncond)
         return scheduler.step(noise, t, latents, return_dict=False)[0]
+
+
+class GraphedCall:
+    """`work.noise(model, latents, t)` captured once in a CUDA graph and replayed: each call
+    copies latents and timestep into the graph's own input tensors, replays, and returns the
+    graph's output tensor (overwritten by the next call: the scheduler consumes it first).
+    Captured after two calls on a side stream, as `torch.cuda.graphs` asks, so that lazy
+    initializations (cuBLAS handles, the allocator's blocks) happen outside the capture."""
+
+    def __init__(self, model, work, latents, t):
+        self.latents, self.t = latents.clone(), t.clone()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                work.noise(model, self.latents, self.t)
+        torch.cuda.current_stream().wait_stream(side)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.out = work.noise(model, self.latents, self.t)
+
+    def __call__(self, latents, t):
+        self.latents.copy_(latents)
+        self.t.copy_(t)
+        self.graph.replay()
+        return self.out
 
 
 def prepare(args, config, dtype):
@@ -242,19 +288,22 @@ def run_config(args, config, dtype):
     caption = MODEL_SIZES[args.model_size]["caption_channels"]
     work = Workload(args, dtype, caption)
     with torch.no_grad():
+        call = lambda latents, t: work.noise(model, latents, t)  # noqa: E731
         # warmup: its own scheduler, so the timed steps start from the first timestep
         warm = make_scheduler(work.tokens, max(args.warmup_iterations, 1), args.device)
         latents = work.latents.clone()
         with Timer(args.device) as first:
             for t in progress(warm.timesteps[: args.warmup_iterations], f"{config} warmup", args):
-                latents = work.step(model, warm, latents, t)
+                latents = work.step(call, warm, latents, t)
+            if args.cuda_graph:  # after the warmup: compiled code is what gets captured
+                call = GraphedCall(model, work, work.latents, warm.timesteps[0])
         scheduler = make_scheduler(work.tokens, args.steps, args.device)
         latents = work.latents.clone()
         times = []
         with GpuMonitor(args.device) as gpu:
             for t in progress(scheduler.timesteps, f"{config}", args):
                 with Timer(args.device) as step:
-                    latents = work.step(model, scheduler, latents, t)
+                    latents = work.step(call, scheduler, latents, t)
                 times.append(step.seconds)
             assert torch.isfinite(latents).all(), f"{config}: non-finite latents"
             # The same steps as a pipeline runs them: no synchronization between steps, so the
@@ -264,18 +313,19 @@ def run_config(args, config, dtype):
             latents = work.latents.clone()
             with Timer(args.device) as loop:
                 for t in scheduler.timesteps:
-                    latents = work.step(model, scheduler, latents, t)
+                    latents = work.step(call, scheduler, latents, t)
         assert torch.isfinite(latents).all(), f"{config}: non-finite latents (loop)"
         sync_point = None
         if args.sync_debug:
-            sched, lat = after_first_step(model, work, 1, args.device)
-            sync_point = first_sync(lambda: work.step(model, sched, lat, sched.timesteps[1]),
+            sched, lat = after_first_step(call, work, 1, args.device)
+            sync_point = first_sync(lambda: work.step(call, sched, lat, sched.timesteps[1]),
                                     args.device)
-        # one model call on the first step's input, kept to compare configurations
+        # one model call on the first step's input, kept to compare configurations (through
+        # the graph when there is one: its replays are what the timings measured)
         t0 = make_scheduler(work.tokens, 1, args.device).timesteps[0]
-        probe = work.noise(model, work.latents, t0).cpu()
-        breakdown = profile_step(model, work, args) if args.profile else None
-        loop_breakdown = profile_loop(model, work, args) if args.profile_loop > 0 else None
+        probe = call(work.latents, t0).cpu()
+        breakdown = profile_step(call, work, args) if args.profile else None
+        loop_breakdown = profile_loop(call, work, args) if args.profile_loop > 0 else None
     ms = [1000 * s for s in times]
     result = {
         "config": config,
@@ -296,7 +346,7 @@ def run_config(args, config, dtype):
         "sync_point": sync_point,
         "_probe": probe,
     }
-    del model
+    del model, call
     gc.collect()
     if torch.device(args.device).type == "cuda":
         torch.cuda.empty_cache()
@@ -305,34 +355,34 @@ def run_config(args, config, dtype):
     return result
 
 
-def profile_step(model, work, args):
+def profile_step(call, work, args):
     """One denoising step under the profiler (see `_common.profile_call`)."""
     scheduler = make_scheduler(work.tokens, 1, args.device)
     t = scheduler.timesteps[0]
-    return profile_call(lambda: work.step(model, scheduler, work.latents.clone(), t), args.device)
+    return profile_call(lambda: work.step(call, scheduler, work.latents.clone(), t), args.device)
 
 
-def after_first_step(model, work, steps: int, device: str):
+def after_first_step(call, work, steps: int, device: str):
     """A fresh schedule of `steps` + 1 steps with its first step run: `(scheduler, latents)`.
     The scheduler's first step looks its step index up with `.item()`, a synchronization,
     which the sync-debug step and the loop profile keep out of what they observe."""
     scheduler = make_scheduler(work.tokens, steps + 1, device)
-    return scheduler, work.step(model, scheduler, work.latents.clone(), scheduler.timesteps[0])
+    return scheduler, work.step(call, scheduler, work.latents.clone(), scheduler.timesteps[0])
 
 
-def profile_loop(model, work, args):
+def profile_loop(call, work, args):
     """`args.profile_loop` denoising steps under the profiler, unsynchronized as in the timed
     loop, after one step outside it (`after_first_step`). Where the one-step profile times the
     device work of an isolated step, this one shows whether the device idles between and
     inside steps of the loop, and its kernel times at the loop's clocks (`gpu_state`). Totals
     are over all N steps; `steps` says N."""
     n = args.profile_loop
-    scheduler, first = after_first_step(model, work, n, args.device)
+    scheduler, first = after_first_step(call, work, n, args.device)
 
     def steps():
         latents = first
         for t in scheduler.timesteps[1:]:
-            latents = work.step(model, scheduler, latents, t)
+            latents = work.step(call, scheduler, latents, t)
 
     with GpuMonitor(args.device) as gpu:
         prof = profile_call(steps, args.device)
@@ -387,6 +437,7 @@ def main(argv=None):
         "compile_scope": args.compile_scope,
         "compile_mode": args.compile_mode,
         "skip_module_guards": args.skip_module_guards,
+        "cuda_graph": args.cuda_graph,
         "freeze": args.freeze,
         "gelu_in_matmul": args.gelu_in_matmul,
         "torch": torch.__version__,
@@ -394,7 +445,8 @@ def main(argv=None):
     print(f"LTX-Video {args.model_size} transformer on {header['device']}, {args.dtype}, "
           f"{args.num_frames} frames {args.width}x{args.height} -> latent {f}x{h}x{w} = "
           f"{tokens} tokens, batch {args.batch_size}{' x2 (CFG)' if args.cfg else ''}, "
-          f"{args.steps} steps after {args.warmup_iterations} warmup")
+          f"{args.steps} steps after {args.warmup_iterations} warmup"
+          f"{'; each call one CUDA graph replay' if args.cuda_graph else ''}")
     results = []
     for config in selected_configs(args):
         r = run_config(args, config, dtype)

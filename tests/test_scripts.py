@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ID, ROOT, restore_transformers_kernel_funcs
+from conftest import HAS_CUDA, REPO_ID, ROOT, restore_transformers_kernel_funcs
 
 SCRIPTS = ROOT / "scripts"
 pytest.importorskip("diffusers")
@@ -131,6 +131,40 @@ def test_plot_e2e(tmp_path):
 def test_benchmark_example_rejects_bad_frames():
     p = run_script("benchmark_example.py", "--num-frames", "50", check=False)
     assert p.returncode != 0 and "8k + 1" in p.stderr
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--device", "cpu"], "needs a CUDA device"),
+    (["--device", "cuda", "--compile", "--compile-mode", "reduce-overhead"],
+     "cannot be captured inside it"),
+])
+def test_benchmark_example_cuda_graph_rejected(extra, message):
+    """--cuda-graph off CUDA, or with inductor's own CUDA graphs, is refused before any
+    model is built (argument checks only: runs on a CPU-only machine)."""
+    p = run_script("benchmark_example.py", "--cuda-graph", *extra, check=False)
+    assert p.returncode != 0 and message in p.stderr
+
+
+@pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device")
+@pytest.mark.parametrize("extra", [["--compare"], ["--compile", "--freeze", "--compare"]],
+                         ids=["eager-kernels", "kernels-compile"])
+def test_benchmark_example_cuda_graph(tmp_path, extra):
+    """--cuda-graph: each configuration's transformer call captured once and replayed; the
+    prediction (taken through the graph) still eager's, our kernels inside the graph in the
+    profile, and the timings and loop profile present."""
+    out = tmp_path / "graph.json"
+    run_script("benchmark_example.py", *TINY_LTX, "--device", "cuda", "--cfg", "--cuda-graph",
+               "--profile", "--profile-loop", "2", "--json", out, *extra)
+    data = json.loads(out.read_text())
+    assert data["cuda_graph"] is True
+    eager, ours = data["results"]
+    assert eager["config"] == "eager"
+    assert ours["config"] == ("kernels+compile" if "--compile" in extra else "kernels")
+    assert eager["rel_err_vs_eager"] == 0 and 0 < ours["rel_err_vs_eager"] < 1e-4
+    for r in (eager, ours):
+        assert len(r["ms_per_step"]) == 2 and r["ms_per_step_loop"] > 0
+    assert ours["profile"]["categories_ms"]["ours"] > 0
+    assert ours["profile_loop"]["categories_ms"]["ours"] > 0
 
 
 @pytest.mark.kernels_ci

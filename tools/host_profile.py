@@ -41,7 +41,7 @@ def short(path: str) -> str:
 
 
 def synced_step(work, model, scheduler, latents, t, device):
-    latents = work.step(model, scheduler, latents, t)
+    latents = work.step(lambda x, s: work.noise(model, x, s), scheduler, latents, t)
     if torch.device(device).type == "cuda":
         torch.cuda.synchronize()
     return latents
