@@ -263,10 +263,15 @@ struct NormRopeDenseParams {
   float eps;
 };
 
-// 64 registers a thread at most (2 blocks of 512 an SM): a thread holds a vector of each
-// tensor, its weights and its cos / sin.
-template <typename T, typename W, typename C, int NT, bool PAIRS, bool HAS_W>
-__global__ void __launch_bounds__(kDenseMaxThreads, 2)
+// EARLY (LATE = false): the weights loaded with the row, before the reduction; 64 registers a
+// thread at most (2 blocks of 512 an SM): a thread holds a vector of each tensor, its weights
+// and its cos / sin across the barrier (56 registers for LTX's bf16 q / k with fp32 pair
+// tables, sm_90). LATE: the weights loaded after the reduction (many rows share them: L1 and
+// L2 hits) and the tensors finished one at a time, so that a thread holds only x's vectors and
+// cos / sin across the barrier: at most 40 registers, 3 blocks of 512 an SM (75% of the
+// warps against 50%).
+template <typename T, typename W, typename C, int NT, bool PAIRS, bool HAS_W, bool LATE>
+__global__ void __launch_bounds__(kDenseMaxThreads, LATE ? 3 : 2)
     rms_norm_rope_dense_kernel(const NormRopeDenseParams<T, W, C> p) {
   constexpr int VEC = kVec16<T>;
   constexpr int U = VEC / 2;  // pairs a vector
@@ -282,7 +287,7 @@ __global__ void __launch_bounds__(kDenseMaxThreads, 2)
 #pragma unroll
     for (int t = 0; t < NT; ++t) {
       xv[t] = load_vec_once<T, VEC>(p.x[t] + p.x_rows[t].offset(row) + col);
-      if constexpr (HAS_W) wv[t] = load_vec<W, VEC>(p.weight[t] + col);
+      if constexpr (HAS_W && !LATE) wv[t] = load_vec<W, VEC>(p.weight[t] + col);
     }
     if (rot) {
       if constexpr (PAIRS) {
@@ -315,7 +320,9 @@ __global__ void __launch_bounds__(kDenseMaxThreads, 2)
 #pragma unroll
   for (int t = 0; t < NT; ++t) {
     const float inv = rsqrtf(ss[t] * p.inv_d + p.eps);
+    if constexpr (LATE) to_floats(xv[t], v[t]);  // widened again rather than held
     if constexpr (HAS_W) {
+      if constexpr (LATE) wv[t] = load_vec<W, VEC>(p.weight[t] + col);
       float w[VEC];
       to_floats(wv[t], w);
 #pragma unroll
@@ -373,9 +380,14 @@ bool launch_rms_norm_rope_dense(const RmsNormRopeParams<T, W, C>& p, int D, int 
   d.inv_d = 1.f / static_cast<float>(D);
   d.eps = p.eps;
   const dim3 block(db.width, db.rows_per_block);
+  // LTX_NORM_ROPE_DENSE_LATE [1]: the weights loaded after the reduction (0: with the row).
+  static const bool late = env_int("LTX_NORM_ROPE_DENSE_LATE", 1, /*zero_turns_off=*/true) != 0;
   auto go = [&](auto pairs_c, auto has_w_c) {
-    rms_norm_rope_dense_kernel<T, W, C, NT, decltype(pairs_c)::value, decltype(has_w_c)::value>
-        <<<static_cast<unsigned>(blocks), block, 0, stream>>>(d);
+    dispatch_bool(late, [&](auto late_c) {
+      rms_norm_rope_dense_kernel<T, W, C, NT, decltype(pairs_c)::value,
+                                 decltype(has_w_c)::value, decltype(late_c)::value>
+          <<<static_cast<unsigned>(blocks), block, 0, stream>>>(d);
+    });
   };
   auto with_w = [&](auto pairs_c) {
     dispatch_bool(has_w, [&](auto has_w_c) { go(pairs_c, has_w_c); });
