@@ -269,7 +269,7 @@ struct NormRopeDenseParams {
 // tables, sm_90). LATE: the weights loaded after the reduction (many rows share them: L1 and
 // L2 hits) and the tensors finished one at a time, so that a thread holds only x's vectors and
 // cos / sin across the barrier: at most 40 registers, 3 blocks of 512 an SM (75% of the
-// warps against 50%).
+// warps against 50%). The launcher picks (launch_rms_norm_rope_dense).
 template <typename T, typename W, typename C, int NT, bool PAIRS, bool HAS_W, bool LATE>
 __global__ void __launch_bounds__(kDenseMaxThreads, LATE ? 3 : 2)
     rms_norm_rope_dense_kernel(const NormRopeDenseParams<T, W, C> p) {
@@ -380,8 +380,15 @@ bool launch_rms_norm_rope_dense(const RmsNormRopeParams<T, W, C>& p, int D, int 
   d.inv_d = 1.f / static_cast<float>(D);
   d.eps = p.eps;
   const dim3 block(db.width, db.rows_per_block);
-  // LTX_NORM_ROPE_DENSE_LATE [1]: the weights loaded after the reduction (0: with the row).
-  static const bool late = env_int("LTX_NORM_ROPE_DENSE_LATE", 1, /*zero_turns_off=*/true) != 0;
+  // The weights loaded after the reduction (LATE) for pair tables and for one tensor, with the
+  // row otherwise. Run X call 2 (H200, bf16, ours alone, two rounds): late took the pair-table
+  // q / k 6-9% faster (LTX's 2x2688x2048 37.5 -> 35.2 us) and one tensor 0.6-1.0%, but the q / k
+  // pair with full-width tables 13-18% slower (48.9 -> 56.4 us; not profiled: those tables are
+  // twice the bytes and not shared by a block's rows, and with 3 blocks an SM they may evict
+  // from L1 the weights that the late loads then wait for past the barrier).
+  // LTX_NORM_ROPE_DENSE_LATE: unset that choice, 0 never, 1 always.
+  static const int late_knob = env_int("LTX_NORM_ROPE_DENSE_LATE", -1, /*zero_turns_off=*/true);
+  const bool late = late_knob < 0 ? (p.pairs || NT == 1) : late_knob != 0;
   auto go = [&](auto pairs_c, auto has_w_c) {
     dispatch_bool(late, [&](auto late_c) {
       rms_norm_rope_dense_kernel<T, W, C, NT, decltype(pairs_c)::value,

@@ -11,7 +11,7 @@ vectors, groups of at most 32 to 128 threads), the AdaLN kernels' dense path tak
 rows of up to 512 vectors first (on sm_90; plain adaln with shared modulation only up to 32 MB
 of x), RMSNorm's dense path rows at one stride of up to 1024 vectors (rms_norm up to 44 MiB of
 x in rows of up to 512 vectors, 8 MiB beyond), the norm + rope kernels' dense path interleaved rows of up to 512 (both on sm_90; its weights
-loaded after the reduction unless LTX_NORM_ROPE_DENSE_LATE=0), the
+loaded after the reduction for pair tables and one tensor, LTX_NORM_ROPE_DENSE_LATE), the
 activations' flat kernel dense rows of 16-byte vectors (any device), and these settings send
 every shape of those tests down the paths the defaults leave out. CUDA only: on the CPU there
 is nothing the knobs change.
@@ -76,8 +76,11 @@ SETTINGS = {
     # generic norm + rope kernel), for the RMSNorm and norm + rope tests.
     "dense-off": dict(NO_DENSE, LTX_NORM_ROPE_DENSE="0"),
     # The norm + rope kernels' dense path with the weights loaded with the row, before the
-    # reduction (the defaults load them after it: rms_norm_rope.cu, LATE).
+    # reduction, for every operand kind, and after it for every kind (rms_norm_rope.cu, LATE:
+    # the defaults load them late for pair tables and one tensor, early for the q / k pair with
+    # full-width tables).
     "norm-rope-dense-early": {"LTX_NORM_ROPE_DENSE": "1", "LTX_NORM_ROPE_DENSE_LATE": "0"},
+    "norm-rope-dense-late": {"LTX_NORM_ROPE_DENSE": "1", "LTX_NORM_ROPE_DENSE_LATE": "1"},
     # rope.cu: the flat path off (on the vector path, the heads path where cos / sin broadcast
     # over one head dim and the rows path elsewhere: what the defaults leave to 2^31 items or
     # more); the
@@ -118,6 +121,7 @@ SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
           "rms-dense-wide-blocks": "cuda and not misaligned and not long_rows and not huge",
           "dense-off": "cuda and not misaligned and (rms_norm or norm_rope) and not huge",
           "norm-rope-dense-early": "cuda and not misaligned and rms_norm_rope and not huge",
+          "norm-rope-dense-late": "cuda and not misaligned and rms_norm_rope and not huge",
           "act-row-kernel": "cuda", "act-flat-gated": "cuda",
           "gated-residual-fast-bcast": "cuda and gated_residual and not gated_residual_adaln",
           "rope-flat-off": _ROPE, "rope-flat-index-order": _ROPE_VIEWS,
@@ -127,7 +131,7 @@ FILES = {name: ["tests/test_rms_norm.py", "tests/test_adaln.py"] for name in SET
 FILES["dense-every-grid"] = ["tests/test_adaln.py"]
 FILES["rms-dense-two-vectors"] = FILES["rms-dense-wide-blocks"] = ["tests/test_rms_norm.py"]
 FILES["dense-off"] = ["tests/test_rms_norm.py", "tests/test_rope.py"]
-FILES["norm-rope-dense-early"] = ["tests/test_rope.py"]
+FILES["norm-rope-dense-early"] = FILES["norm-rope-dense-late"] = ["tests/test_rope.py"]
 FILES["act-row-kernel"] = FILES["act-flat-gated"] = ["tests/test_activation.py"]
 FILES["gated-residual-fast-bcast"] = ["tests/test_adaln.py"]
 for _name in ("rope-flat-off", "rope-flat-index-order", "rope-flat-rows64"):
