@@ -154,13 +154,16 @@ def _broadcasts_to(t: torch.Tensor, x: torch.Tensor) -> bool:
 
 
 def _gated_add(x: torch.Tensor, y: torch.Tensor, gate: torch.Tensor) -> torch.Tensor:
-    """`x + y * gate` (LTX's gated residuals, gate `[B, 1, D]` or `[B, S, D]`): eagerly one
+    """`x + y * gate` (LTX's gated residuals, gate `[B, 1, D]` or `[B, S, D]`): one
     `gated_residual` pass (fp32 math, rounded once) where it gives the formula's dtype and
-    shape. Under torch.compile the torch formula stays (`addcmul` when the dtypes agree):
-    inductor fuses it with the modulation-table add (`scale_shift_table + temb`) that makes
-    the gate, in one kernel, which a custom op would split."""
+    shape. Under torch.compile only for a gate shared by rows (per sample): inductor's own
+    kernel for it computes the gate from the modulation table (`scale_shift_table + temb`) as
+    it goes and took 22-23 us a call in LTX-Video 2B's compiled step (run X), where this op
+    took 15.7 us in the same graph uncompiled; a per-token gate (`[B, S, D]`, as many rows as
+    x) keeps the torch formula there (`addcmul` when the dtypes agree; not measured)."""
     same_dtype = x.dtype == y.dtype == gate.dtype
-    if (same_dtype and not torch.compiler.is_compiling() and y.shape == x.shape
+    if (same_dtype and (not torch.compiler.is_compiling() or gate.numel() < x.numel())
+            and y.shape == x.shape
             and y.device == x.device and gate.device == x.device and _rows_ok(x, y, gate)
             and _broadcasts_to(gate, x)):
         return gated_residual(x, y, gate)
@@ -413,8 +416,8 @@ def _ltx_heads_mask(model: nn.Module, mask: torch.Tensor, text_len: int) -> torc
 def _ltx_block_forward(self, hidden_states, encoder_hidden_states, temb, image_rotary_emb=None,
                        encoder_attention_mask=None, *, ltx_pending=None, ltx_defer=False):
     """`LTXVideoTransformerBlock.forward`: norm1 + modulation -> `adaln`; `x + attn1 * gate`
-    and `x + ff * gate` -> `gated_residual` (`_gated_add`: the torch formula under
-    torch.compile); `x + attn2` then norm2 + modulation -> `gated_residual_adaln`. The
+    and `x + ff * gate` -> `gated_residual` (`_gated_add`: under torch.compile the torch
+    formula for per-token gates); `x + attn2` then norm2 + modulation -> `gated_residual_adaln`. The
     modulation (`scale_shift_table + temb`) is `[B, 1, D]` per sample or `[B, S, D]` per
     token, views into one `[B, T, 6, D]` tensor (the kernels read them by strides).
 
@@ -639,7 +642,8 @@ def inject_ltx_video(transformer, *, verbose: bool = False,
     - each `LTXVideoTransformerBlock`: norm1 + modulation -> `adaln`; the attn2 residual and
       norm2 + modulation -> `gated_residual_adaln`; the gated residuals -> `gated_residual`
       (the feed-forward one only where it is not fused across blocks, below; under
-      torch.compile the torch formula, which inductor fuses with the modulation table);
+      torch.compile the torch formula where the gate is per token, which inductor computes
+      with the modulation table's add in its kernel);
     - each `LTXAttention` (default processor only): `norm_q` / `norm_k` + rope ->
       `rms_norm_rope_qk` (across heads, interleaved, q and k in one call) with rope, `rms_norm`
       without (attn2); the rope tables computed for one sample and passed as pair tables
