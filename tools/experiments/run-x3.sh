@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Run X, device call 3, on X2 (6057447: the norm + rope dense kernel's weights loaded after
 # the reduction only for pair tables and one tensor; carry [".whl-h", ".prebuilt"],
-# WHEELS=.whl-h), in order of priority, each later step only while the call has time for it:
+# WHEELS=.whl-h) with the tree's Python (03af913: LTX's per-sample gated residual as
+# gated_residual under torch.compile too), in order of priority, each later step only while
+# the call has time for it:
 #   - the norm + rope ops, ours alone: the default choice against early (=0) and late (=1)
 #     weights everywhere, two rounds alternating, bf16
-#   - the norm + rope CUDA tests at the defaults
-#   - the norm + rope ops against every peer, bf16 and fp16, 3 rounds (the table's rows)
+#   - LTX 2B, eager and kernels + compile, each call one CUDA graph replay, profiled; then
+#     compile alone the same way (the same lease's baseline)
+#   - the norm + rope CUDA tests at the defaults; the LTX integration tests on CUDA
+#   - the norm + rope ops against every peer, bf16 (then fp16 after the compile-alone LTX
+#     run), 3 rounds (the table's rows)
 #   - the knob tests of both weight-load paths for every operand kind
 #   - compute-sanitizer racecheck over the rope family (call 2's 45 s were too few)
 #   - RMSNorm against every peer, 3 rounds (call 2: level with Liger and compile when only the
@@ -18,8 +23,8 @@ cd "$(dirname "$0")/../.."
 source tools/gpu_env.sh
 source tools/gpu_prebuilt.sh
 T0=$(date +%s)
-fits() {  # fits SECONDS: whether a step of that many seconds ends before 540 s into the call
-  (( $(date +%s) - T0 + $1 < 540 )) && return 0
+fits() {  # fits SECONDS: whether a step of that many seconds ends before 560 s into the call
+  (( $(date +%s) - T0 + $1 < 560 )) && return 0
   log "skipped (no time left for a ${1} s step)"
   return 1
 }
@@ -29,10 +34,29 @@ NR=rms_norm_rope,rms_norm_rope_qk,rms_norm_rope_qk_shared,rms_norm_rope_qk_pairs
 log "norm + rope, ours alone: the default choice against early and late weights everywhere"
 AB_DTYPES=bf16 AB_SWEEP_LIMIT=40 knob_ab "$NR" "$W/late" "auto=" \
   "early=LTX_NORM_ROPE_DENSE_LATE=0" "late=LTX_NORM_ROPE_DENSE_LATE=1" | tee -a "$LOG"
+LTX=(--num-frames 49 --height 512 --width 768 --batch-size 1 --cfg --steps 10
+     --warmup-iterations 2 --no-progress --profile --profile-loop 3 --cuda-graph --freeze
+     --gelu-in-matmul)
+ltx() {  # name, limit, arguments
+  local name=$1 limit=$2; shift 2
+  log "LTX 2B: $name: $*"
+  timeout "$limit" python3 scripts/benchmark_example.py "${LTX[@]}" --json "$OUT/$name.json" \
+    "$@" > "$OUT/$name.log" 2>&1
+  echo "rc $?" | tee -a "$LOG"
+  grep -E "ms/step|over the loop|against|^    (eager|compile|kernels)|^  profile of|^    (gemm|attention|ours|inductor|copy|other) |rms_norm_rope_dense|gated_residual_flat|add_addcmul|per step of the loop|GPU state|TOO LARGE|Error|error" \
+    "$OUT/$name.log" | tee -a "$LOG"
+}
+fits 110 && ltx ltx-kc 120 --compile --compare
 fits 90 && run_tests tests-normrope 90 -n 16 -k "cuda and rms_norm_rope and not huge" \
   tests/test_rope.py
-if fits 110; then
-  PEER_ARGS="--rounds 3" peer_sweeps "$NR" "$W/nr" 55 bf16 fp16
+fits 80 && run_tests tests-integ 80 -n 8 -k "cuda and ltx" tests/test_integrations.py
+if fits 60; then
+  PEER_ARGS="--rounds 3" peer_sweeps "$NR" "$W/nr" 55 bf16
+  tar -C "$W" -czf "$OUT/x3-sweeps.tar.gz" .
+fi
+fits 110 && ltx ltx-compile 120 --compile --no-use-optimized-kernels
+if fits 60; then
+  PEER_ARGS="--rounds 3" peer_sweeps "$NR" "$W/nr" 55 fp16
   tar -C "$W" -czf "$OUT/x3-sweeps.tar.gz" .
 fi
 export LTX_KNOB_TEST_WORKERS=16
