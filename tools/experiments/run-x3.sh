@@ -23,8 +23,8 @@ cd "$(dirname "$0")/../.."
 source tools/gpu_env.sh
 source tools/gpu_prebuilt.sh
 T0=$(date +%s)
-fits() {  # fits SECONDS: whether a step of that many seconds ends before 560 s into the call
-  (( $(date +%s) - T0 + $1 < 560 )) && return 0
+fits() {  # fits SECONDS: whether a step of that many seconds ends before 530 s into the call
+  (( $(date +%s) - T0 + $1 < 530 )) && return 0
   log "skipped (no time left for a ${1} s step)"
   return 1
 }
