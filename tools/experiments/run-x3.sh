@@ -9,8 +9,9 @@
 #   - LTX 2B, eager and kernels + compile, each call one CUDA graph replay, profiled; then
 #     compile alone the same way (the same lease's baseline)
 #   - the norm + rope CUDA tests at the defaults; the LTX integration tests on CUDA
-#   - the norm + rope ops against every peer, bf16 (then fp16 after the compile-alone LTX
-#     run), 3 rounds (the table's rows)
+#   - the two norm + rope ops whose kernel changed (pair tables, one tensor: late weights)
+#     against every peer, bf16 (then fp16 after the compile-alone LTX run), 3 rounds (the
+#     table's rows; call 2's 60 s sweep of all four did not reach the pair tables)
 #   - the knob tests of both weight-load paths for every operand kind
 #   - compute-sanitizer racecheck over the rope family (call 2's 45 s were too few)
 #   - RMSNorm against every peer, 3 rounds (call 2: level with Liger and compile when only the
@@ -51,12 +52,12 @@ fits 90 && run_tests tests-normrope 90 -n 16 -k "cuda and rms_norm_rope and not 
   tests/test_rope.py
 fits 80 && run_tests tests-integ 80 -n 8 -k "cuda and ltx" tests/test_integrations.py
 if fits 60; then
-  PEER_ARGS="--rounds 3" peer_sweeps "$NR" "$W/nr" 55 bf16
+  PEER_ARGS="--rounds 3" peer_sweeps rms_norm_rope_qk_pairs,rms_norm_rope "$W/nr" 55 bf16
   tar -C "$W" -czf "$OUT/x3-sweeps.tar.gz" .
 fi
 fits 110 && ltx ltx-compile 120 --compile --no-use-optimized-kernels
 if fits 60; then
-  PEER_ARGS="--rounds 3" peer_sweeps "$NR" "$W/nr" 55 fp16
+  PEER_ARGS="--rounds 3" peer_sweeps rms_norm_rope_qk_pairs,rms_norm_rope "$W/nr" 55 fp16
   tar -C "$W" -czf "$OUT/x3-sweeps.tar.gz" .
 fi
 export LTX_KNOB_TEST_WORKERS=16
