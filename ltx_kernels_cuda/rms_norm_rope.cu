@@ -383,7 +383,7 @@ bool launch_rms_norm_rope_dense(const RmsNormRopeParams<T, W, C>& p, int D, int 
   // The weights loaded after the reduction (LATE) for pair tables and for one tensor, with the
   // row otherwise. Run X call 2 (H200, bf16, ours alone, two rounds): late took the pair-table
   // q / k 6-9% faster (LTX's 2x2688x2048 37.5 -> 35.2 us) and one tensor 0.6-1.0%, but the q / k
-  // pair with full-width tables 13-18% slower (48.9 -> 56.4 us; not profiled: those tables are
+  // pair with full-width tables 15-23% slower (48.9 -> 56.4 us; not profiled: those tables are
   // twice the bytes and not shared by a block's rows, and with 3 blocks an SM they may evict
   // from L1 the weights that the late loads then wait for past the barrier).
   // LTX_NORM_ROPE_DENSE_LATE: unset that choice, 0 never, 1 always.
