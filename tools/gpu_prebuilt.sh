@@ -91,9 +91,10 @@ peer_sweeps() {
 }
 
 # experiment_start NAME: what every device-call script (tools/experiments/run-*.sh) starts with:
-# LOG=$OUT/NAME.log, a work folder W=/tmp/NAME, log MESSAGE (a timestamped line on stdout and in
+# the call's start for `fits` (CALL_T0), LOG=$OUT/NAME.log, a work folder W=/tmp/NAME, log MESSAGE (a timestamped line on stdout and in
 # $LOG), the GPU's clocks and power limit, and the CPU build (the tests import it).
 experiment_start() {
+  CALL_T0=$(date +%s)
   LOG=$OUT/$1.log
   W=/tmp/$1
   mkdir -p "$W"
@@ -102,6 +103,32 @@ experiment_start() {
   python3 tools/build.py --backends cpu -j 16 2>&1 | tail -1 | tee -a "$LOG"
 }
 log() { echo "== $* ($(date +%T))" | tee -a "$LOG"; }
+
+# fits SECONDS: whether a step of that many seconds ends before ${CALL_BUDGET:-560} s after
+# experiment_start (the lease's limit is 600 s a call, and a call cut by it brings back only
+# what it packed); logs the skip otherwise. For the later, optional steps of a device call.
+fits() {
+  (( $(date +%s) - CALL_T0 + $1 < ${CALL_BUDGET:-560} )) && return 0
+  log "skipped (no time left for a ${1} s step)"
+  return 1
+}
+
+# ltx_e2e NAME LIMIT ARGS...: scripts/benchmark_example.py at the LTX-Video target setting (49
+# frames 768x512, batch 1 x2 (CFG), 10 steps after 2 warmup, profiled: one step and 3 of the
+# loop) with ${LTX_E2E_ARGS:-} and ARGS, under LIMIT seconds, into $OUT/NAME.{log,json}; its
+# main lines (times, profile categories, the kernels in ${LTX_E2E_KERNELS:-}) to $LOG.
+ltx_e2e() {
+  local name=$1 limit=$2
+  shift 2
+  log "LTX 2B: $name: ${LTX_E2E_ARGS:-} $*"
+  timeout "$limit" python3 scripts/benchmark_example.py --num-frames 49 --height 512 \
+    --width 768 --batch-size 1 --cfg --steps 10 --warmup-iterations 2 --no-progress --profile \
+    --profile-loop 3 ${LTX_E2E_ARGS:-} --json "$OUT/$name.json" "$@" > "$OUT/$name.log" 2>&1
+  echo "rc $?" | tee -a "$LOG"
+  grep -E "ms/step|over the loop|against|^    (eager|compile|kernels)|^  profile of|^    (gemm|attention|ours|inductor|copy|other) |per step of the loop|GPU state|TOO LARGE|Error|error${LTX_E2E_KERNELS:+|$LTX_E2E_KERNELS}" \
+    "$OUT/$name.log" | tee -a "$LOG"
+}
+
 
 # experiment_end: what every device-call script ends with: log done, then every file under $OUT
 # but $LOG packed into $OUT/NAME-files.tar.gz (and removed), because at most 8 files come back

@@ -18,18 +18,7 @@ experiment_start x1
 use_prebuilt X0 | tee -a "$LOG"
 log "GPU tests of --cuda-graph"
 run_tests tests-graph 200 -k "cuda_graph" tests/test_scripts.py
-LTX=(--num-frames 49 --height 512 --width 768 --batch-size 1 --cfg --steps 10
-     --warmup-iterations 2 --no-progress --profile --profile-loop 3)
-ltx() {  # name, limit, arguments
-  local name=$1 limit=$2; shift 2
-  log "LTX 2B: $name: $*"
-  timeout "$limit" python3 scripts/benchmark_example.py "${LTX[@]}" --json "$OUT/$name.json" \
-    "$@" > "$OUT/$name.log" 2>&1
-  echo "rc $?" | tee -a "$LOG"
-  grep -E "ms/step|over the loop|against|^    (eager|compile|kernels)|^  profile of|  total|^    (gemm|attention|ours|inductor|copy|other) |timeline|per step of the loop|GPU state|host-bound|TOO LARGE|Error|error" \
-    "$OUT/$name.log" | tee -a "$LOG"
-}
-ltx ltx-graph 330 --all-configs --cuda-graph --freeze --gelu-in-matmul
-ltx ltx-ro-kc 150 --compile --use-optimized-kernels --freeze --compile-mode reduce-overhead \
+ltx_e2e ltx-graph 330 --all-configs --cuda-graph --freeze --gelu-in-matmul
+ltx_e2e ltx-ro-kc 150 --compile --use-optimized-kernels --freeze --compile-mode reduce-overhead \
   --gelu-in-matmul --skip-module-guards
 experiment_end

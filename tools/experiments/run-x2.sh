@@ -19,28 +19,14 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu_env.sh
 source tools/gpu_prebuilt.sh
-T0=$(date +%s)
-fits() {  # fits SECONDS: whether a step of that many seconds ends before 560 s into the call
-  (( $(date +%s) - T0 + $1 < 560 )) && return 0
-  log "skipped (no time left for a ${1} s step)"
-  return 1
-}
 experiment_start x2
 use_prebuilt X1 | tee -a "$LOG"
 NR=rms_norm_rope,rms_norm_rope_qk,rms_norm_rope_qk_shared,rms_norm_rope_qk_pairs
 log "norm + rope, ours alone: late weights (default) against early (LTX_NORM_ROPE_DENSE_LATE=0)"
 AB_DTYPES=bf16 AB_SWEEP_LIMIT=40 knob_ab "$NR" "$W/late" "late=" \
   "early=LTX_NORM_ROPE_DENSE_LATE=0" | tee -a "$LOG"
-LTX=(--num-frames 49 --height 512 --width 768 --batch-size 1 --cfg --steps 10
-     --warmup-iterations 2 --no-progress --profile --profile-loop 3)
-if fits 170; then
-  log "LTX 2B, --cuda-graph, all configurations"
-  timeout 200 python3 scripts/benchmark_example.py "${LTX[@]}" --all-configs --cuda-graph \
-    --freeze --gelu-in-matmul --json "$OUT/ltx-graph.json" > "$OUT/ltx-graph.log" 2>&1
-  echo "rc $?" | tee -a "$LOG"
-  grep -E "ms/step|over the loop|against|^    (eager|compile|kernels)|^  profile of|^    (gemm|attention|ours|inductor|copy|other) |rms_norm_rope_dense|per step of the loop|GPU state|TOO LARGE|Error|error" \
-    "$OUT/ltx-graph.log" | tee -a "$LOG"
-fi
+fits 170 && LTX_E2E_KERNELS=rms_norm_rope_dense ltx_e2e ltx-graph 200 --all-configs \
+  --cuda-graph --freeze --gelu-in-matmul
 if fits 60; then
   log "norm + rope CUDA tests (X1)"
   run_tests tests-normrope 60 -n 16 -k "cuda and rms_norm_rope and not huge" tests/test_rope.py

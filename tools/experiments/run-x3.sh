@@ -23,31 +23,16 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu_env.sh
 source tools/gpu_prebuilt.sh
-T0=$(date +%s)
-fits() {  # fits SECONDS: whether a step of that many seconds ends before 530 s into the call
-  (( $(date +%s) - T0 + $1 < 530 )) && return 0
-  log "skipped (no time left for a ${1} s step)"
-  return 1
-}
+CALL_BUDGET=530  # the session's device time left after a refused start
 experiment_start x3
 use_prebuilt X2 | tee -a "$LOG"
 NR=rms_norm_rope,rms_norm_rope_qk,rms_norm_rope_qk_shared,rms_norm_rope_qk_pairs
 log "norm + rope, ours alone: the default choice against early and late weights everywhere"
 AB_DTYPES=bf16 AB_SWEEP_LIMIT=40 knob_ab "$NR" "$W/late" "auto=" \
   "early=LTX_NORM_ROPE_DENSE_LATE=0" "late=LTX_NORM_ROPE_DENSE_LATE=1" | tee -a "$LOG"
-LTX=(--num-frames 49 --height 512 --width 768 --batch-size 1 --cfg --steps 10
-     --warmup-iterations 2 --no-progress --profile --profile-loop 3 --cuda-graph --freeze
-     --gelu-in-matmul)
-ltx() {  # name, limit, arguments
-  local name=$1 limit=$2; shift 2
-  log "LTX 2B: $name: $*"
-  timeout "$limit" python3 scripts/benchmark_example.py "${LTX[@]}" --json "$OUT/$name.json" \
-    "$@" > "$OUT/$name.log" 2>&1
-  echo "rc $?" | tee -a "$LOG"
-  grep -E "ms/step|over the loop|against|^    (eager|compile|kernels)|^  profile of|^    (gemm|attention|ours|inductor|copy|other) |rms_norm_rope_dense|gated_residual_flat|add_addcmul|per step of the loop|GPU state|TOO LARGE|Error|error" \
-    "$OUT/$name.log" | tee -a "$LOG"
-}
-fits 110 && ltx ltx-kc 120 --compile --compare
+export LTX_E2E_ARGS="--cuda-graph --freeze --gelu-in-matmul"
+export LTX_E2E_KERNELS="rms_norm_rope_dense|gated_residual_flat|add_addcmul"
+fits 110 && ltx_e2e ltx-kc 120 --compile --compare
 fits 90 && run_tests tests-normrope 90 -n 16 -k "cuda and rms_norm_rope and not huge" \
   tests/test_rope.py
 fits 80 && run_tests tests-integ 80 -n 8 -k "cuda and ltx" tests/test_integrations.py
@@ -55,7 +40,7 @@ if fits 60; then
   PEER_ARGS="--rounds 3" peer_sweeps rms_norm_rope_qk_pairs,rms_norm_rope "$W/nr" 55 bf16
   tar -C "$W" -czf "$OUT/x3-sweeps.tar.gz" .
 fi
-fits 110 && ltx ltx-compile 120 --compile --no-use-optimized-kernels
+fits 110 && ltx_e2e ltx-compile 120 --compile --no-use-optimized-kernels
 if fits 60; then
   PEER_ARGS="--rounds 3" peer_sweeps rms_norm_rope_qk_pairs,rms_norm_rope "$W/nr" 55 fp16
   tar -C "$W" -czf "$OUT/x3-sweeps.tar.gz" .
