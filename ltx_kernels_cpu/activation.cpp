@@ -1,9 +1,13 @@
 // Activations on the CPU, the twin of ltx_kernels_cuda/activation.cu: same checks, the same
-// fp32 formulas (common/activation_math.h), one rounding at the store.
+// fp32 formulas (common/activation_math.h; on x86-64 in vector registers where the CPU has
+// them, activation_simd.h), one rounding at the store.
+#include <algorithm>
 #include <string_view>
+#include <type_traits>
 
 #include "common/activation_math.h"
 #include "common/op_checks.h"
+#include "ltx_kernels_cpu/activation_simd.h"
 #include "ltx_kernels_cpu/common.h"
 #include "torch-ext/torch_binding.h"
 
@@ -11,18 +15,22 @@ namespace ltx {
 namespace cpu {
 
 // out[i] = act(x[i]) (elementwise), or gated_act(x[i], x2[i]) (x2: the second half of x's row,
-// x + n, or silu_mul's up row).
+// x + n, or silu_mul's up row). 16-bit values are widened a chunk at a time into floats on the
+// stack, computed there and rounded once at the store.
 template <typename T, Act A, bool GATED>
 inline void activation_span(T* out, const T* x, int64_t n, const T* x2 = nullptr) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float a = static_cast<float>(x[i]);
-    float y;
-    if constexpr (GATED) {
-      y = gated_act<A, false>(a, static_cast<float>(x2[i]));
-    } else {
-      y = act<A, false>(a);
+  if constexpr (std::is_same_v<T, float>) {
+    act_floats<A, GATED>(out, x, x2, n);
+  } else {
+    constexpr int64_t kChunk = 512;
+    float a[kChunk], b[GATED ? kChunk : 1], y[kChunk];
+    for (int64_t c = 0; c < n; c += kChunk) {
+      const int64_t len = std::min(kChunk, n - c);
+      load_row(x + c, a, len);
+      if constexpr (GATED) load_row(x2 + c, b, len);
+      act_floats<A, GATED>(y, a, GATED ? b : nullptr, len);
+      for (int64_t i = 0; i < len; ++i) out[c + i] = static_cast<T>(y[i]);
     }
-    out[i] = static_cast<T>(y);
   }
 }
 

@@ -607,3 +607,72 @@ def test_kernelize(kernel, device):
         expected = kernel.silu_and_mul(kernel.geglu(model[3].proj(h), "none"))
     assert y.shape == (4, 64)
     assert torch.equal(y, expected)
+
+
+# ---- the CPU backend's vector paths (ltx_kernels_cpu/activation_simd.h) ------------------------
+
+_SIMD_CHILD = r"""
+import sys, torch
+from kernels import get_kernel
+kw = {"backend": "cpu"} if torch.version.cuda else {}
+k = get_kernel(sys.argv[2], version=1, **kw)
+g = torch.Generator().manual_seed(7)
+out = {}
+specials = torch.tensor([float("inf"), float("-inf"), float("nan"), 0.0, -0.0, 88.72, 88.7229,
+                         -87.4, -103.9, -104.1, 1e-30, -1e-30, 3.0e38, -3.0e38])
+for dt in (torch.float32, torch.bfloat16, torch.float16):
+    x = torch.cat([torch.linspace(-120, 120, 100003), 4 * torch.randn(100000, generator=g)])
+    x = x.to(dt)
+    u = torch.randn(x.numel(), generator=g).to(dt)
+    out[("silu", dt)] = k.silu(x)
+    out[("gelu_tanh", dt)] = k.gelu_tanh(x)
+    out[("silu_mul", dt)] = k.silu_mul(x, u)
+    a, b = x[:200000].view(-1, 1000), u[:200000].view(-1, 1000)  # rows of 1000: SIMD + tails
+    out[("silu_and_mul", dt)] = k.silu_and_mul(torch.cat([a, b], -1))
+    out[("geglu", dt)] = k.geglu(torch.cat([b, a], -1), "tanh")
+    s = specials.to(dt)
+    out[("silu special", dt)] = k.silu(s)
+    out[("gelu_tanh special", dt)] = k.gelu_tanh(s)
+torch.save(out, sys.argv[1])
+"""
+
+
+def test_cpu_simd_paths(tmp_path):
+    """The CPU activations under LTX_CPU_SIMD 0 (the scalar loop), 1 (AVX2 + FMA) and the
+    default (the widest the CPU has), each in its own process (the setting is read once): every
+    path within the dtype's tolerance of the float64 references, the special values (infinities,
+    NaN, signed zeros, exp's overflow and underflow edges) bit for bit the scalar loop's, and
+    on a CPU with AVX2 the vector results not all equal to the scalar loop's (the vector path
+    ran)."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO_ID
+
+    results = {}
+    for setting in ("0", "1", None):
+        env = {k: v for k, v in os.environ.items() if k != "LTX_CPU_SIMD"}
+        if setting is not None:
+            env["LTX_CPU_SIMD"] = setting
+        path = tmp_path / f"simd-{setting}.pt"
+        p = subprocess.run([sys.executable, "-c", _SIMD_CHILD, str(path), REPO_ID], env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr[-3000:]
+        results[setting] = torch.load(path)
+    scalar = results["0"]
+    for setting, out in results.items():
+        for (name, dt), y in out.items():
+            ref_y = scalar[(name, dt)]
+            if "special" in name:
+                assert torch.equal(y.isnan(), ref_y.isnan()), (setting, name, dt)
+                m = ~y.isnan()
+                assert torch.equal(y[m], ref_y[m]), (setting, name, dt, y, ref_y)
+                assert torch.equal(torch.signbit(y[m]), torch.signbit(ref_y[m]))
+            else:
+                assert_close(y, ref_y.double(), dt)
+    capability = torch.backends.cpu.get_cpu_capability()
+    if capability in ("AVX2", "AVX512"):
+        f32 = torch.float32
+        assert not torch.equal(results["1"][("silu", f32)], scalar[("silu", f32)])
+        assert not torch.equal(results[None][("gelu_tanh", f32)], scalar[("gelu_tanh", f32)])

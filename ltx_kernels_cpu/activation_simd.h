@@ -1,0 +1,194 @@
+// The activations' fp32 formulas (common/activation_math.h) over float arrays, on x86-64
+// vectors where the CPU has them: AVX-512F (16 lanes) or AVX2 + FMA (8 lanes), chosen at run
+// time; for activation.cpp. The scalar loop's glibc `expf` made the CPU activations 0.15-0.4x
+// of PyTorch's (PERFORMANCE.md, "The CPU backend"); here each lane computes its exp in
+// registers:
+//
+// exp(x) = 2^n e^r, n = x / ln 2 rounded, r = x - n ln 2 (Cody-Waite: ln 2 in two parts),
+// |r| <= ln 2 / 2, e^r by its Taylor series to degree 7 (truncation below 2^-27 relative), and
+// 2^n as the product of two powers of two, each normal for n in [-150, 128], so that results in
+// the denormal range round once. x > 88.7228317 (just below ln FLT_MAX) gives +inf, x < -104
+// gives +0 and NaN gives NaN, as `expf`; elsewhere within about 2 ulps of it. The rest of each
+// formula is the scalar one's (GCC may fuse a multiply and an add of it into an FMA): the
+// results differ from the scalar loop's by a few fp32 ulps at most, far below a 16-bit
+// rounding. The erf GELU stays scalar.
+//
+// LTX_CPU_SIMD [unset: the widest the CPU has; 0: the scalar loop, 1: at most AVX2, 2: at most
+// AVX-512], read once. Elsewhere than x86-64 with GCC or Clang: the scalar loop.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/activation_math.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define LTX_CPU_SIMD_X86 1
+#endif
+
+namespace ltx {
+namespace cpu {
+
+enum class SimdIsa : int { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+
+inline SimdIsa simd_isa() {
+#if defined(LTX_CPU_SIMD_X86)
+  static const SimdIsa isa = [] {
+    int have = 0;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) have = 1;
+    if (__builtin_cpu_supports("avx512f")) have = 2;
+    const char* v = std::getenv("LTX_CPU_SIMD");
+    const int want = v != nullptr ? std::atoi(v) : have;
+    return static_cast<SimdIsa>(want < 0 ? 0 : (want < have ? want : have));
+  }();
+  return isa;
+#else
+  return SimdIsa::kScalar;
+#endif
+}
+
+// out[i] = act(x[i]), or gated_act(x[i], x2[i]) (GATED), by the scalar formulas.
+template <Act A, bool GATED>
+inline void act_floats_scalar(float* out, const float* x, const float* x2, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = GATED ? gated_act<A, false>(x[i], x2[i]) : act<A, false>(x[i]);
+  }
+}
+
+#if defined(LTX_CPU_SIMD_X86)
+namespace simd {
+
+// GCC's generic vectors: one definition for both widths, compiled with each ISA where it is
+// inlined (the functions below are always inlined into the target-specific spans). 64-byte
+// vectors in functions compiled without AVX-512 draw GCC's ABI note, which does not apply to
+// inlined code.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+using F16 = float __attribute__((vector_size(64)));
+using I16 = int32_t __attribute__((vector_size(64)));
+using F8 = float __attribute__((vector_size(32)));
+using I8 = int32_t __attribute__((vector_size(32)));
+
+template <typename V>
+struct IntOf;
+template <>
+struct IntOf<F16> {
+  using type = I16;
+};
+template <>
+struct IntOf<F8> {
+  using type = I8;
+};
+
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693359375f;  // ln 2 = kLn2Hi + kLn2Lo; n * kLn2Hi is exact
+constexpr float kLn2Lo = -2.12194440e-4f;
+constexpr float kRound = 12582912.f;    // 1.5 * 2^23: (v + kRound) - kRound rounds v
+constexpr float kExpMax = 88.7228317f;
+constexpr float kExpMin = -104.f;
+
+template <typename V>
+__attribute__((always_inline)) inline V splat(float v) {
+  return V{} + v;
+}
+
+template <typename V>
+__attribute__((always_inline)) inline V exp_v(V x) {
+  using VI = typename IntOf<V>::type;
+  const V lo = splat<V>(kExpMin), hi = splat<V>(kExpMax);
+  const V xc = x < lo ? lo : (x > hi ? hi : x);  // NaN lanes stay NaN: replaced below
+  const V n = (xc * kLog2e + kRound) - kRound;
+  V r = xc - n * kLn2Hi;
+  r = r - n * kLn2Lo;
+  V p = splat<V>(1.f / 5040.f);
+  p = p * r + 1.f / 720.f;
+  p = p * r + 1.f / 120.f;
+  p = p * r + 1.f / 24.f;
+  p = p * r + 1.f / 6.f;
+  p = p * r + 0.5f;
+  p = p * r + 1.f;
+  p = p * r + 1.f;
+  const VI ni = __builtin_convertvector(n, VI);
+  const VI n1 = ni >> 1;
+  const VI n2 = ni - n1;
+  const V e = p * (V)((n1 + 127) << 23) * (V)((n2 + 127) << 23);  // bit casts: 2^n1, 2^n2
+  V out = x > hi ? splat<V>(__builtin_inff()) : e;
+  out = x < lo ? V{} : out;
+  return x != x ? x : out;
+}
+
+// act(x) = x / (1 + exp(-z)), z = x (SiLU) or the tanh GELU's 2u.
+template <Act A, typename V>
+__attribute__((always_inline)) inline V act_v(V x) {
+  V z = x;
+  if constexpr (A == Act::kGeluTanh) z = x * (kGeluTanhC1 + kGeluTanhC3 * (x * x));
+  return x / (1.f + exp_v(-z));
+}
+
+template <typename V>
+__attribute__((always_inline)) inline V load(const float* p) {
+  V v;
+  std::memcpy(&v, p, sizeof(V));
+  return v;
+}
+
+// The first n - n % W elements (W lanes); returns how many.
+template <Act A, bool GATED, typename V>
+__attribute__((always_inline)) inline int64_t act_span(float* out, const float* x,
+                                                       const float* x2, int64_t n) {
+  constexpr int64_t W = sizeof(V) / sizeof(float);
+  const int64_t m = n - n % W;
+  for (int64_t i = 0; i < m; i += W) {
+    const V a = load<V>(x + i);
+    V y;
+    if constexpr (!GATED) {
+      y = act_v<A>(a);
+    } else if constexpr (A == Act::kSilu) {
+      y = act_v<A>(a) * load<V>(x2 + i);  // silu_and_mul, silu_mul: silu(a) * b
+    } else {
+      y = a * act_v<A>(load<V>(x2 + i));  // geglu: a * gelu(b)
+    }
+    std::memcpy(out + i, &y, sizeof(V));
+  }
+  return m;
+}
+
+template <Act A, bool GATED>
+__attribute__((target("avx512f"))) int64_t act_span_avx512(float* out, const float* x,
+                                                           const float* x2, int64_t n) {
+  return act_span<A, GATED, F16>(out, x, x2, n);
+}
+
+template <Act A, bool GATED>
+__attribute__((target("avx2,fma"))) int64_t act_span_avx2(float* out, const float* x,
+                                                          const float* x2, int64_t n) {
+  return act_span<A, GATED, F8>(out, x, x2, n);
+}
+
+#pragma GCC diagnostic pop
+
+}  // namespace simd
+#endif  // LTX_CPU_SIMD_X86
+
+// out[i] = act(x[i]) or gated_act(x[i], x2[i]) for n floats: vectors where simd_isa() has
+// them (not for the erf GELU), the scalar formulas for the rest.
+template <Act A, bool GATED>
+inline void act_floats(float* out, const float* x, const float* x2, int64_t n) {
+  int64_t done = 0;
+#if defined(LTX_CPU_SIMD_X86)
+  if constexpr (A != Act::kGeluErf) {
+    const SimdIsa isa = simd_isa();
+    if (isa == SimdIsa::kAvx512) {
+      done = simd::act_span_avx512<A, GATED>(out, x, x2, n);
+    } else if (isa == SimdIsa::kAvx2) {
+      done = simd::act_span_avx2<A, GATED>(out, x, x2, n);
+    }
+  }
+#endif
+  act_floats_scalar<A, GATED>(out + done, x + done, GATED ? x2 + done : nullptr, n - done);
+}
+
+}  // namespace cpu
+}  // namespace ltx
