@@ -60,10 +60,10 @@ inline void act_floats_scalar(float* out, const float* x, const float* x2, int64
 namespace simd {
 
 // GCC's generic vectors: one definition for both widths, compiled with each ISA where it is
-// inlined (the functions below are always inlined into the target-specific spans). 64-byte
-// vectors in functions compiled without AVX-512 draw GCC's ABI note, which does not apply to
-// inlined code.
-#pragma GCC diagnostic push
+// inlined (the functions below are always inlined into the target-specific spans). Their
+// signatures draw GCC's ABI note for vectors wider than the translation unit's baseline ISA
+// (-Wpsabi), which does not apply to inlined code; GCC reports it at the end of the
+// translation unit, so it stays off for the rest of activation.cpp (no pop).
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 using F16 = float __attribute__((vector_size(64)));
@@ -95,7 +95,7 @@ __attribute__((always_inline)) inline V splat(float v) {
 }
 
 template <typename V>
-__attribute__((always_inline)) inline V exp_v(V x) {
+__attribute__((always_inline)) inline V exp_v(const V& x) {
   using VI = typename IntOf<V>::type;
   const V lo = splat<V>(kExpMin), hi = splat<V>(kExpMax);
   const V xc = x < lo ? lo : (x > hi ? hi : x);  // NaN lanes stay NaN: replaced below
@@ -121,7 +121,7 @@ __attribute__((always_inline)) inline V exp_v(V x) {
 
 // act(x) = x / (1 + exp(-z)), z = x (SiLU) or the tanh GELU's 2u.
 template <Act A, typename V>
-__attribute__((always_inline)) inline V act_v(V x) {
+__attribute__((always_inline)) inline V act_v(const V& x) {
   V z = x;
   if constexpr (A == Act::kGeluTanh) z = x * (kGeluTanhC1 + kGeluTanhC3 * (x * x));
   return x / (1.f + exp_v(-z));
@@ -166,8 +166,6 @@ __attribute__((target("avx2,fma"))) int64_t act_span_avx2(float* out, const floa
                                                           const float* x2, int64_t n) {
   return act_span<A, GATED, F8>(out, x, x2, n);
 }
-
-#pragma GCC diagnostic pop
 
 }  // namespace simd
 #endif  // LTX_CPU_SIMD_X86
