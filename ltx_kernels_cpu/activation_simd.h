@@ -52,7 +52,11 @@ inline SimdIsa simd_isa() {
 template <Act A, bool GATED>
 inline void act_floats_scalar(float* out, const float* x, const float* x2, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    out[i] = GATED ? gated_act<A, false>(x[i], x2[i]) : act<A, false>(x[i]);
+    if constexpr (GATED) {
+      out[i] = gated_act<A, false>(x[i], x2[i]);
+    } else {
+      out[i] = act<A, false>(x[i]);  // x2 may be null
+    }
   }
 }
 

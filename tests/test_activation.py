@@ -3,12 +3,16 @@ backend, dtype, layout and the DESIGN.md shape list; against PyTorch's own ops; 
 torch.compile; bad inputs; the transformers and diffusers layers, directly and via kernelize."""
 
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import DTYPES, HAS_CUDA, LAYOUTS, assert_close, make_input, poisoned
+from conftest import (DTYPES, HAS_CUDA, LAYOUTS, REPO_ID, assert_close, make_input,
+                      poisoned)
 
 HIDDEN_SIZES = [1, 7, 8, 768, 769, 2048, 3072, 5120, 5125, 8192, 16384]
 
@@ -644,12 +648,6 @@ def test_cpu_simd_paths(tmp_path):
     NaN, signed zeros, exp's overflow and underflow edges) bit for bit the scalar loop's, and
     on a CPU with AVX2 the vector results not all equal to the scalar loop's (the vector path
     ran)."""
-    import os
-    import subprocess
-    import sys
-
-    from conftest import REPO_ID
-
     results = {}
     for setting in ("0", "1", None):
         env = {k: v for k, v in os.environ.items() if k != "LTX_CPU_SIMD"}
