@@ -439,6 +439,11 @@ def _ltx_block_forward(self, hidden_states, encoder_hidden_states, temb, image_r
     ada_values = self.scale_shift_table[None, None].to(temb.device) + temb.reshape(
         batch_size, temb.size(1), num_ada_params, -1
     )
+    # As for the rope tables (`_realized`): under torch.compile inductor otherwise computes
+    # `table + temb` again into its own buffer for each op that reads a slice of it (on its CPU
+    # backend 4 more kernels for a 3-block model); the view makes it one buffer a block, which
+    # the ops read by strides.
+    ada_values = ada_values.as_strided(ada_values.shape, ada_values.stride())
     shift_msa, scale_msa, gate_msa, shift_mlp, scale_mlp, gate_mlp = ada_values.unbind(dim=2)
 
     if ltx_pending is None:
