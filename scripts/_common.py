@@ -390,6 +390,14 @@ def timeline(events, top: int = 8) -> dict:
             run_end = max(run_end, end)
     busy += run_end - run_start
     span = device[-1][1] - device[0][0]
+    # What each memset follows (they carry no stack or shape: the device event before one is
+    # the best hint of who asked for it)
+    memset_after: dict[str, int] = {}
+    memset_us = 0.0
+    for (_, _, _, before), (start, end, _, name) in zip(device, device[1:]):
+        if name.startswith("Memset"):
+            memset_after[before] = memset_after.get(before, 0) + 1
+            memset_us += end - start
     calls = sorted(api[c] for c in seen_calls)
     by_cat = {}
     for cat, v in host_cost.items():
@@ -420,6 +428,10 @@ def timeline(events, top: int = 8) -> dict:
                              sorted(in_gap.items(), key=lambda kv: -kv[1])[:top]],
         "host_issue_span_ms": (calls[-1][1] - calls[0][0]) / 1000 if calls else None,
         "graph_launches": graph_launches,
+        "device_events": len(device),
+        "memsets": {"count": sum(memset_after.values()), "ms": memset_us / 1000,
+                    "after": [{"count": c, "name": n[:120]} for n, c in
+                              sorted(memset_after.items(), key=lambda kv: -kv[1])[:3]]},
         "host_between_calls": dict(sorted(by_cat.items(), key=lambda kv: -kv[1]["total_ms"])),
     }
 
@@ -431,7 +443,12 @@ def print_timeline(t: dict) -> None:
           f"{t['device_busy_ms']:.2f}, idle waiting for the host {t['idle_host_bound_ms']:.2f} "
           f"({t['host_bound_gaps']} gaps), other idle {t['idle_other_ms']:.2f}; host issued "
           f"over {t['host_issue_span_ms'] or 0:.2f} ms, {t['graph_launches']} CUDA graph "
-          f"launches")
+          f"launches, {t.get('device_events', 0)} device events")
+    m = t.get("memsets") or {}
+    if m.get("count"):
+        print(f"      {m['count']} memsets, {m['ms']:.3f} ms; each after (count):")
+        for a in m["after"]:
+            print(f"        {a['count']:5d}  {a['name'][:90]}")
     for cat, ms in t["host_bound_idle_before_ms"].items():
         print(f"      host-bound idle before {cat:34s} {ms:8.3f} ms")
     for cat, c in t["host_between_calls"].items():

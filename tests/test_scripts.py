@@ -320,7 +320,8 @@ def test_gpu_monitor_smi_index():
 def test_timeline():
     """The profile's timeline on hand-made events (us): busy time is the union of the device
     events; a gap is host-bound only when the next event's API call began after the device
-    drained; kernels of one graph launch share its call and its host cost."""
+    drained; kernels of one graph launch share its call and its host cost; each memset is
+    listed by the device event before it."""
     from types import SimpleNamespace as NS
 
     from torch.autograd import DeviceType
@@ -337,15 +338,18 @@ def test_timeline():
         ev("cudaLaunchKernel", 40, 43, 3, dev=False), ev("nvjet_gemm", 45, 60, 3),
         ev("nvjet_gemm", 55, 70, 4), ev("cudaLaunchKernel", 44, 46, 4, dev=False),  # overlap
         ev("cudaGraphLaunch", 80, 90, 5, dev=False), ev("void ltx::adaln_kernel", 95, 100, 5),
-        ev("triton_red_fused_1", 101, 104, 5),
+        ev("triton_red_fused_1", 101, 104, 5), ev("Memset (Unknown)", 105, 107, 5),
         ev("aten::add", 0, 200, 6, dev=False),  # an operator, not an API call
         ev("TorchDynamo Cache Lookup", 72, 78, 7, dev=False),  # inside the 70-80 gap
     ]
     t = _common().timeline(events)
-    assert t["device_span_ms"] == pytest.approx(0.094)
-    assert t["device_busy_ms"] == pytest.approx((10 + 8 + 25 + 5 + 3) / 1000)
+    assert t["device_span_ms"] == pytest.approx(0.097)
+    assert t["device_busy_ms"] == pytest.approx((10 + 8 + 25 + 5 + 3 + 2) / 1000)
     assert t["idle_host_bound_ms"] == pytest.approx((15 + 25) / 1000)  # before 45 and 95
-    assert t["idle_other_ms"] == pytest.approx((2 + 1) / 1000)
+    assert t["idle_other_ms"] == pytest.approx((2 + 1 + 1) / 1000)
+    assert t["device_events"] == 7
+    assert t["memsets"] == {"count": 1, "ms": pytest.approx(0.002),
+                            "after": [{"count": 1, "name": "triton_red_fused_1"}]}
     assert t["host_bound_gaps"] == 2
     assert t["largest_host_bound_gaps"][0] == {"ms": pytest.approx(0.025),
                                                "before": "void ltx::adaln_kernel"}
