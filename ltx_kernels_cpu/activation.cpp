@@ -16,7 +16,7 @@ namespace cpu {
 
 // out[i] = act(x[i]) (elementwise), or gated_act(x[i], x2[i]) (x2: the second half of x's row,
 // x + n, or silu_mul's up row). 16-bit values are widened a chunk at a time into floats on the
-// stack, computed there and rounded once at the store.
+// stack, computed there and rounded once at the store (both conversions in vectors: simd.h).
 template <typename T, Act A, bool GATED>
 inline void activation_span(T* out, const T* x, int64_t n, const T* x2 = nullptr) {
   if constexpr (std::is_same_v<T, float>) {
@@ -29,7 +29,7 @@ inline void activation_span(T* out, const T* x, int64_t n, const T* x2 = nullptr
       load_row(x + c, a, len);
       if constexpr (GATED) load_row(x2 + c, b, len);
       act_floats<A, GATED>(y, a, GATED ? b : nullptr, len);
-      for (int64_t i = 0; i < len; ++i) out[c + i] = static_cast<T>(y[i]);
+      store_row(y, out + c, len);
     }
   }
 }

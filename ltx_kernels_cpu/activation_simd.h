@@ -13,40 +13,18 @@
 // results differ from the scalar loop's by a few fp32 ulps at most, far below a 16-bit
 // rounding. The erf GELU stays scalar.
 //
-// LTX_CPU_SIMD [unset: the widest the CPU has; 0: the scalar loop, 1: at most AVX2, 2: at most
-// AVX-512], read once. Elsewhere than x86-64 with GCC or Clang: the scalar loop.
+// The ISA is chosen at run time (simd.h: LTX_CPU_SIMD). Elsewhere than x86-64 with GCC or
+// Clang: the scalar loop.
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 
 #include "common/activation_math.h"
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define LTX_CPU_SIMD_X86 1
-#endif
+#include "ltx_kernels_cpu/simd.h"
 
 namespace ltx {
 namespace cpu {
-
-enum class SimdIsa : int { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
-
-inline SimdIsa simd_isa() {
-#if defined(LTX_CPU_SIMD_X86)
-  static const SimdIsa isa = [] {
-    int have = 0;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) have = 1;
-    if (__builtin_cpu_supports("avx512f")) have = 2;
-    const char* v = std::getenv("LTX_CPU_SIMD");
-    const int want = v != nullptr ? std::atoi(v) : have;
-    return static_cast<SimdIsa>(want < 0 ? 0 : (want < have ? want : have));
-  }();
-  return isa;
-#else
-  return SimdIsa::kScalar;
-#endif
-}
 
 // out[i] = act(x[i]), or gated_act(x[i], x2[i]) (GATED), by the scalar formulas.
 template <Act A, bool GATED>
@@ -63,28 +41,10 @@ inline void act_floats_scalar(float* out, const float* x, const float* x2, int64
 #if defined(LTX_CPU_SIMD_X86)
 namespace simd {
 
-// GCC's generic vectors: one definition for both widths, compiled with each ISA where it is
-// inlined (the functions below are always inlined into the target-specific spans). Their
-// signatures draw GCC's ABI note for vectors wider than the translation unit's baseline ISA
-// (-Wpsabi), which does not apply to inlined code; GCC reports it at the end of the
-// translation unit, so it stays off for the rest of activation.cpp (no pop).
-#pragma GCC diagnostic ignored "-Wpsabi"
-
-using F16 = float __attribute__((vector_size(64)));
-using I16 = int32_t __attribute__((vector_size(64)));
-using F8 = float __attribute__((vector_size(32)));
-using I8 = int32_t __attribute__((vector_size(32)));
-
+// The functions below are always inlined into the target-specific spans, where GCC's generic
+// vectors (simd.h) compile to that ISA's instructions.
 template <typename V>
-struct IntOf;
-template <>
-struct IntOf<F16> {
-  using type = I16;
-};
-template <>
-struct IntOf<F8> {
-  using type = I8;
-};
+using IntOf = typename Lanes<V>::I;
 
 constexpr float kLog2e = 1.44269504088896341f;
 constexpr float kLn2Hi = 0.693359375f;  // ln 2 = kLn2Hi + kLn2Lo; n * kLn2Hi is exact
@@ -100,7 +60,7 @@ __attribute__((always_inline)) inline V splat(float v) {
 
 template <typename V>
 __attribute__((always_inline)) inline V exp_v(const V& x) {
-  using VI = typename IntOf<V>::type;
+  using VI = IntOf<V>;
   const V lo = splat<V>(kExpMin), hi = splat<V>(kExpMax);
   const V xc = x < lo ? lo : (x > hi ? hi : x);  // NaN lanes stay NaN: replaced below
   const V n = (xc * kLog2e + kRound) - kRound;
@@ -129,13 +89,6 @@ __attribute__((always_inline)) inline V act_v(const V& x) {
   V z = x;
   if constexpr (A == Act::kGeluTanh) z = x * (kGeluTanhC1 + kGeluTanhC3 * (x * x));
   return x / (1.f + exp_v(-z));
-}
-
-template <typename V>
-__attribute__((always_inline)) inline V load(const float* p) {
-  V v;
-  std::memcpy(&v, p, sizeof(V));
-  return v;
 }
 
 // The first n - n % W elements (W lanes); returns how many.
@@ -181,12 +134,8 @@ inline void act_floats(float* out, const float* x, const float* x2, int64_t n) {
   int64_t done = 0;
 #if defined(LTX_CPU_SIMD_X86)
   if constexpr (A != Act::kGeluErf) {
-    const SimdIsa isa = simd_isa();
-    if (isa == SimdIsa::kAvx512) {
-      done = simd::act_span_avx512<A, GATED>(out, x, x2, n);
-    } else if (isa == SimdIsa::kAvx2) {
-      done = simd::act_span_avx2<A, GATED>(out, x, x2, n);
-    }
+    done = simd_span([&] { return simd::act_span_avx512<A, GATED>(out, x, x2, n); },
+                     [&] { return simd::act_span_avx2<A, GATED>(out, x, x2, n); });
   }
 #endif
   act_floats_scalar<A, GATED>(out + done, x + done, GATED ? x2 + done : nullptr, n - done);

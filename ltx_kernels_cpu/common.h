@@ -1,7 +1,8 @@
 // Helpers shared by the CPU kernels: dtype dispatch to c10 types and float conversion.
 //
 // CPU kernels mirror the CUDA ones: fp32 math, one rounding at the store, rows in parallel
-// (at::parallel_for), and plain loops over contiguous floats that the compiler vectorizes.
+// (at::parallel_for), and plain loops over contiguous floats that the compiler vectorizes (the
+// 16-bit loads and stores and the activations in explicit x86-64 vectors: simd.h).
 #pragma once
 
 #include <ATen/Dispatch.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "common/op_checks.h"
+#include "ltx_kernels_cpu/simd.h"
 
 namespace ltx {
 namespace cpu {
@@ -28,10 +30,17 @@ inline float round_to(float v) {
   return static_cast<float>(static_cast<T>(v));
 }
 
-// Converts n values of T to floats.
+// Converts n values of T to floats (16-bit types in vector registers where the CPU has them:
+// simd.h).
 template <typename T>
 inline void load_row(const T* src, float* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+  widen(src, dst, n);
+}
+
+// Rounds n floats to T (to nearest even, as c10's conversions).
+template <typename T>
+inline void store_row(const float* src, T* dst, int64_t n) {
+  narrow(src, dst, n);
 }
 
 // Sum of (v[i] - center)^2 (center 0: the sum of squares; the mean: n * the variance). Eight

@@ -613,7 +613,7 @@ def test_kernelize(kernel, device):
     assert torch.equal(y, expected)
 
 
-# ---- the CPU backend's vector paths (ltx_kernels_cpu/activation_simd.h) ------------------------
+# ---- the CPU backend's vector paths (ltx_kernels_cpu/activation_simd.h, simd.h) ----------------
 
 _SIMD_CHILD = r"""
 import sys, torch
@@ -637,15 +637,28 @@ for dt in (torch.float32, torch.bfloat16, torch.float16):
     s = specials.to(dt)
     out[("silu special", dt)] = k.silu(s)
     out[("gelu_tanh special", dt)] = k.gelu_tanh(s)
+# The 16-bit loads and stores: silu_mul(g, x) is one fp32 product silu(g) * x rounded once,
+# so with silu(g) taken from the kernel's own fp32 call each result is known exactly. x: every
+# bit pattern of each 16-bit dtype (g = 1.5), then 2^21 random values with random g (products
+# with every pattern of dropped bits, ties included).
+for dt in (torch.bfloat16, torch.float16):
+    x = torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16).view(dt)
+    gate = torch.full_like(x, 1.5)
+    x = torch.cat([x, torch.randn(1 << 21, generator=g).to(dt)])
+    gate = torch.cat([gate, 3 * torch.randn(1 << 21, generator=g).to(dt)])
+    silu_g = k.silu_mul(gate.float(), torch.ones(x.numel()))
+    out[("convert", dt)] = (silu_g, x, k.silu_mul(gate, x))
 torch.save(out, sys.argv[1])
 """
 
 
 def test_cpu_simd_paths(tmp_path):
-    """The CPU activations under LTX_CPU_SIMD 0 (the scalar loop), 1 (AVX2 + FMA) and the
-    default (the widest the CPU has), each in its own process (the setting is read once): every
-    path within the dtype's tolerance of the float64 references, the special values (infinities,
-    NaN, signed zeros, exp's overflow and underflow edges) bit for bit the scalar loop's, and
+    """The CPU activations under LTX_CPU_SIMD 0 (the scalar loops), 1 (AVX2 + FMA + F16C) and
+    the default (the widest the CPU has), each in its own process (the setting is read once):
+    every path within the dtype's tolerance of the float64 references, the special values
+    (infinities, NaN, signed zeros, exp's overflow and underflow edges) bit for bit the scalar
+    loop's, the 16-bit conversions (simd.h) bit for bit c10's (every bf16 and fp16 bit
+    pattern, and random products rounded once: ties, denormals, overflow, NaN as c10's), and
     on a CPU with AVX2 the vector results not all equal to the scalar loop's (the vector path
     ran)."""
     results = {}
@@ -662,7 +675,21 @@ def test_cpu_simd_paths(tmp_path):
     for setting, out in results.items():
         for (name, dt), y in out.items():
             ref_y = scalar[(name, dt)]
-            if "special" in name:
+            if name == "convert":
+                silu_g, x, y = y
+                product = silu_g * x.float()
+                expected = product.to(dt)
+                dropped = product.view(torch.int32) & (0xFFFF if dt == torch.bfloat16 else 0x1FFF)
+                half = 0x8000 if dt == torch.bfloat16 else 0x1000
+                assert (dropped == half).sum() > 5  # ties to round to even
+                nan = expected.isnan()
+                assert torch.equal(y.isnan(), nan), (setting, dt)
+                assert torch.equal(y[~nan].view(torch.int16), expected[~nan].view(torch.int16)), (
+                    setting, dt, (y != expected).nonzero()[:5])
+                assert torch.equal(y[nan].view(torch.int16) & 0x7FFF,  # c10's NaN
+                                   torch.full_like(y[nan].view(torch.int16),
+                                                   0x7FC0 if dt == torch.bfloat16 else 0x7E00))
+            elif "special" in name:
                 assert torch.equal(y.isnan(), ref_y.isnan()), (setting, name, dt)
                 m = ~y.isnan()
                 assert torch.equal(y[m], ref_y[m]), (setting, name, dt, y, ref_y)
