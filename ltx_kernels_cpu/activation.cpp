@@ -15,12 +15,13 @@ namespace ltx {
 namespace cpu {
 
 // out[i] = act(x[i]) (elementwise), or gated_act(x[i], x2[i]) (x2: the second half of x's row,
-// x + n, or silu_mul's up row). 16-bit values are widened a chunk at a time into floats on the
-// stack, computed there and rounded once at the store (both conversions in vectors: simd.h).
+// x + n, or silu_mul's up row). fp32 and bf16 convert in registers (activation_simd.h); fp16
+// (and fp64) is widened a chunk at a time into floats on the stack (fp16 by the F16C / AVX-512F
+// conversions, simd.h), computed there and rounded once at the store.
 template <typename T, Act A, bool GATED>
 inline void activation_span(T* out, const T* x, int64_t n, const T* x2 = nullptr) {
-  if constexpr (std::is_same_v<T, float>) {
-    act_floats<A, GATED>(out, x, x2, n);
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, c10::BFloat16>) {
+    act_span_of<A, GATED>(out, x, GATED ? x2 : nullptr, n);
   } else {
     constexpr int64_t kChunk = 512;
     float a[kChunk], b[GATED ? kChunk : 1], y[kChunk];
@@ -28,7 +29,7 @@ inline void activation_span(T* out, const T* x, int64_t n, const T* x2 = nullptr
       const int64_t len = std::min(kChunk, n - c);
       load_row(x + c, a, len);
       if constexpr (GATED) load_row(x2 + c, b, len);
-      act_floats<A, GATED>(y, a, GATED ? b : nullptr, len);
+      act_span_of<A, GATED>(y, a, GATED ? b : nullptr, len);
       store_row(y, out + c, len);
     }
   }

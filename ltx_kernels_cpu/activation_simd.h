@@ -19,24 +19,13 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "common/activation_math.h"
 #include "ltx_kernels_cpu/simd.h"
 
 namespace ltx {
 namespace cpu {
-
-// out[i] = act(x[i]), or gated_act(x[i], x2[i]) (GATED), by the scalar formulas.
-template <Act A, bool GATED>
-inline void act_floats_scalar(float* out, const float* x, const float* x2, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    if constexpr (GATED) {
-      out[i] = gated_act<A, false>(x[i], x2[i]);
-    } else {
-      out[i] = act<A, false>(x[i]);  // x2 may be null
-    }
-  }
-}
 
 #if defined(LTX_CPU_SIMD_X86)
 namespace simd {
@@ -91,46 +80,67 @@ __attribute__((always_inline)) inline V act_v(const V& x) {
   return x / (1.f + exp_v(-z));
 }
 
+// W lanes of T (float or bf16: bf16 converts in registers, simd.h) as floats, and back.
+template <typename V, typename T>
+__attribute__((always_inline)) inline V load_floats(const T* p) {
+  if constexpr (std::is_same_v<T, float>) {
+    return load<V>(p);
+  } else {
+    return bf16_to_floats<V>(reinterpret_cast<const uint16_t*>(p));
+  }
+}
+
+template <typename V, typename T>
+__attribute__((always_inline)) inline void store_floats(T* p, const V& v) {
+  if constexpr (std::is_same_v<T, float>) {
+    store(p, v);
+  } else {
+    floats_to_bf16<V>(reinterpret_cast<uint16_t*>(p), v);
+  }
+}
+
 // The first n - n % W elements (W lanes); returns how many.
-template <Act A, bool GATED, typename V>
-__attribute__((always_inline)) inline int64_t act_span(float* out, const float* x,
-                                                       const float* x2, int64_t n) {
+template <Act A, bool GATED, typename V, typename T>
+__attribute__((always_inline)) inline int64_t act_span(T* out, const T* x, const T* x2,
+                                                       int64_t n) {
   constexpr int64_t W = sizeof(V) / sizeof(float);
   const int64_t m = n - n % W;
   for (int64_t i = 0; i < m; i += W) {
-    const V a = load<V>(x + i);
+    const V a = load_floats<V>(x + i);
     V y;
     if constexpr (!GATED) {
       y = act_v<A>(a);
     } else if constexpr (A == Act::kSilu) {
-      y = act_v<A>(a) * load<V>(x2 + i);  // silu_and_mul, silu_mul: silu(a) * b
+      y = act_v<A>(a) * load_floats<V>(x2 + i);  // silu_and_mul, silu_mul: silu(a) * b
     } else {
-      y = a * act_v<A>(load<V>(x2 + i));  // geglu: a * gelu(b)
+      y = a * act_v<A>(load_floats<V>(x2 + i));  // geglu: a * gelu(b)
     }
-    std::memcpy(out + i, &y, sizeof(V));
+    store_floats(out + i, y);
   }
   return m;
 }
 
-template <Act A, bool GATED>
-__attribute__((target("avx512f"))) int64_t act_span_avx512(float* out, const float* x,
-                                                           const float* x2, int64_t n) {
+template <Act A, bool GATED, typename T>
+__attribute__((target("avx512f"))) int64_t act_span_avx512(T* out, const T* x, const T* x2,
+                                                           int64_t n) {
   return act_span<A, GATED, F16>(out, x, x2, n);
 }
 
-template <Act A, bool GATED>
-__attribute__((target("avx2,fma"))) int64_t act_span_avx2(float* out, const float* x,
-                                                          const float* x2, int64_t n) {
+template <Act A, bool GATED, typename T>
+__attribute__((target("avx2,fma"))) int64_t act_span_avx2(T* out, const T* x, const T* x2,
+                                                          int64_t n) {
   return act_span<A, GATED, F8>(out, x, x2, n);
 }
 
 }  // namespace simd
 #endif  // LTX_CPU_SIMD_X86
 
-// out[i] = act(x[i]) or gated_act(x[i], x2[i]) for n floats: vectors where simd_isa() has
-// them (not for the erf GELU), the scalar formulas for the rest.
-template <Act A, bool GATED>
-inline void act_floats(float* out, const float* x, const float* x2, int64_t n) {
+// out[i] = act(x[i]) or gated_act(x[i], x2[i]) for n values of T (float or bf16), rounded
+// once to T: vectors where simd_isa() has them (not for the erf GELU), the scalar formulas for
+// the rest.
+template <Act A, bool GATED, typename T>
+inline void act_span_of(T* out, const T* x, const T* x2, int64_t n) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, c10::BFloat16>);
   int64_t done = 0;
 #if defined(LTX_CPU_SIMD_X86)
   if constexpr (A != Act::kGeluErf) {
@@ -138,7 +148,14 @@ inline void act_floats(float* out, const float* x, const float* x2, int64_t n) {
                      [&] { return simd::act_span_avx2<A, GATED>(out, x, x2, n); });
   }
 #endif
-  act_floats_scalar<A, GATED>(out + done, x + done, GATED ? x2 + done : nullptr, n - done);
+  for (int64_t i = done; i < n; ++i) {
+    if constexpr (GATED) {
+      out[i] = static_cast<T>(gated_act<A, false>(static_cast<float>(x[i]),
+                                                  static_cast<float>(x2[i])));
+    } else {
+      out[i] = static_cast<T>(act<A, false>(static_cast<float>(x[i])));  // x2 may be null
+    }
+  }
 }
 
 }  // namespace cpu
