@@ -6,9 +6,10 @@
 # device events and say what each memset follows. In order of priority, each later step only
 # while the call has time for it:
 #   - LTX 2B, 49 frames 768x512, batch 1 x2 (CFG), bf16, each call one CUDA graph replay,
-#     --freeze, --gelu-in-matmul: kernels + compile; compile alone; kernels + compile without
-#     the view (the line deleted from the build's copy); kernels + compile again (a second
-#     lease for issue 5's <= 40 ms, and the view's effect on the same lease)
+#     --freeze, --gelu-in-matmul: eager, compile, kernels, kernels + compile in one process
+#     (issue 5: every configuration from one run); then kernels + compile without the view
+#     (the line deleted from the build's copy) and with it again (the view's effect on one
+#     lease, and a second k + c measurement)
 #   - the LTX integration tests on CUDA (with the new modulation test)
 #   - RMSNorm against every peer and against Liger and compile only, 3 rounds each, on one
 #     lease (run U's table and run X's 3-implementation sweep disagree on ours by ~10%)
@@ -22,8 +23,7 @@ use_prebuilt Y0 | tee -a "$LOG"
 DIFFUSERS_PY=build/$PREBUILT_VARIANT/integrations/diffusers.py
 export LTX_E2E_ARGS="--cuda-graph --freeze --gelu-in-matmul"
 export LTX_E2E_KERNELS="triton_|Memset|memsets|  +[0-9]+  |rms_norm_dense|gated_residual_flat"
-ltx_e2e ltx-kc 110 --compile
-fits 100 && ltx_e2e ltx-compile 110 --compile --no-use-optimized-kernels
+ltx_e2e ltx-all 340 --all-configs
 if fits 100; then
   sed -i '/ada_values = ada_values.as_strided/d' "$DIFFUSERS_PY"
   grep -c "ada_values.as_strided" "$DIFFUSERS_PY" | sed 's/^/as_strided lines left: /' | tee -a "$LOG"
@@ -31,7 +31,7 @@ if fits 100; then
   cp torch-ext/ltx_kernels/integrations/diffusers.py "$DIFFUSERS_PY"
 fi
 fits 60 && run_tests tests-integ 60 -n 8 -k "cuda and ltx" tests/test_integrations.py
-fits 100 && ltx_e2e ltx-kc2 110 --compile
+fits 100 && ltx_e2e ltx-kc 110 --compile
 RMS_SHAPES=1x1024x2048,1x1024x4096,2x1024x2048,4x1024x2048,2x2688x2048,1x4096x4096
 if fits 50; then
   log "rms_norm: every peer"
