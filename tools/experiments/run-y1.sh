@@ -11,8 +11,10 @@
 #     (the line deleted from the build's copy) and with it again (the view's effect on one
 #     lease, and a second k + c measurement)
 #   - the LTX integration tests on CUDA (with the new modulation test)
+#   - LLaMA-8B prefill, 4096 tokens: eager, kernels, compile, kernels + compile, 3 rounds
 #   - RMSNorm against every peer and against Liger and compile only, 3 rounds each, on one
 #     lease (run U's table and run X's 3-implementation sweep disagree on ours by ~10%)
+#   - compute-sanitizer racecheck over the rope family (run X's 45 s were too few)
 # At most 8 files come back: $OUT/y1.log (summary), $OUT/y1-files.tar.gz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -31,6 +33,15 @@ if fits 100; then
   cp torch-ext/ltx_kernels/integrations/diffusers.py "$DIFFUSERS_PY"
 fi
 fits 60 && run_tests tests-integ 60 -n 8 -k "cuda and ltx" tests/test_integrations.py
+if fits 120; then
+  log "LLaMA-8B prefill: every configuration"
+  timeout 120 python3 scripts/benchmark_transformers.py --seq-len 4096 --no-progress \
+    --rounds 3 --iterations 5 --no-reference --configs eager,kernels,compile,kernels+compile \
+    --json "$OUT/llama.json" > "$OUT/llama.log" 2>&1
+  echo "rc $?" | tee -a "$LOG"
+  grep -E "round [0-9]/|ms \(median|against|per round|^    (eager|compile|kernels)" "$OUT/llama.log" \
+    | head -40 | tee -a "$LOG"
+fi
 fits 100 && ltx_e2e ltx-kc 110 --compile
 RMS_SHAPES=1x1024x2048,1x1024x4096,2x1024x2048,4x1024x2048,2x2688x2048,1x4096x4096
 if fits 50; then
@@ -44,4 +55,5 @@ if fits 35; then
   grep -E "^\| rms_norm \|" "$W/rms3/sweep.md" | tee -a "$LOG"
 fi
 tar -C "$W" -czf "$OUT/y1-sweeps.tar.gz" .
+fits 100 && SANITIZE_TOOLS=racecheck sanitize rope 90 rope
 experiment_end
