@@ -15,12 +15,12 @@ namespace ltx {
 namespace cpu {
 
 // out[i] = act(x[i]) (elementwise), or gated_act(x[i], x2[i]) (x2: the second half of x's row,
-// x + n, or silu_mul's up row). fp32 and bf16 convert in registers (activation_simd.h); fp16
-// (and fp64) is widened a chunk at a time into floats on the stack (fp16 by the F16C / AVX-512F
-// conversions, simd.h), computed there and rounded once at the store.
+// x + n, or silu_mul's up row). fp32, bf16 and fp16 load, compute and store in registers
+// (activation_simd.h, rounded once at the store); fp64 is narrowed a chunk at a time into
+// floats on the stack, computed there and widened back.
 template <typename T, Act A, bool GATED>
 inline void activation_span(T* out, const T* x, int64_t n, const T* x2 = nullptr) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, c10::BFloat16>) {
+  if constexpr (std::is_same_v<T, float> || kIs16Bit<T>) {
     act_span_of<A, GATED>(out, x, GATED ? x2 : nullptr, n);
   } else {
     constexpr int64_t kChunk = 512;

@@ -99,6 +99,18 @@ __attribute__((always_inline)) inline void store_floats(T* p, const V& v) {
   }
 }
 
+// act(a), or the gated formula with the second operand b.
+template <Act A, bool GATED, typename V>
+__attribute__((always_inline)) inline V act_pair(const V& a, const V& b) {
+  if constexpr (!GATED) {
+    return act_v<A>(a);
+  } else if constexpr (A == Act::kSilu) {
+    return act_v<A>(a) * b;  // silu_and_mul, silu_mul: silu(a) * b
+  } else {
+    return a * act_v<A>(b);  // geglu: a * gelu(b)
+  }
+}
+
 // The first n - n % W elements (W lanes); returns how many.
 template <Act A, bool GATED, typename V, typename T>
 __attribute__((always_inline)) inline int64_t act_span(T* out, const T* x, const T* x2,
@@ -107,15 +119,7 @@ __attribute__((always_inline)) inline int64_t act_span(T* out, const T* x, const
   const int64_t m = n - n % W;
   for (int64_t i = 0; i < m; i += W) {
     const V a = load_floats<V>(x + i);
-    V y;
-    if constexpr (!GATED) {
-      y = act_v<A>(a);
-    } else if constexpr (A == Act::kSilu) {
-      y = act_v<A>(a) * load_floats<V>(x2 + i);  // silu_and_mul, silu_mul: silu(a) * b
-    } else {
-      y = a * act_v<A>(load_floats<V>(x2 + i));  // geglu: a * gelu(b)
-    }
-    store_floats(out + i, y);
+    store_floats(out + i, act_pair<A, GATED>(a, GATED ? load_floats<V>(x2 + i) : a));
   }
   return m;
 }
@@ -132,18 +136,51 @@ __attribute__((target("avx2,fma"))) int64_t act_span_avx2(T* out, const T* x, co
   return act_span<A, GATED, F8>(out, x, x2, n);
 }
 
+// The same for fp16 (bits), whose conversion intrinsics need each ISA's own loop.
+template <Act A, bool GATED>
+__attribute__((target("avx512f"))) int64_t act_span_fp16_avx512(uint16_t* out,
+                                                                const uint16_t* x,
+                                                                const uint16_t* x2, int64_t n) {
+  const int64_t m = n - n % 16;
+  for (int64_t i = 0; i < m; i += 16) {
+    const F16 a = fp16_to_floats_avx512(x + i);
+    floats_to_fp16_avx512(out + i,
+                          act_pair<A, GATED>(a, GATED ? fp16_to_floats_avx512(x2 + i) : a));
+  }
+  return m;
+}
+
+template <Act A, bool GATED>
+__attribute__((target("avx2,fma,f16c"))) int64_t act_span_fp16_avx2(uint16_t* out,
+                                                                   const uint16_t* x,
+                                                                   const uint16_t* x2,
+                                                                   int64_t n) {
+  const int64_t m = n - n % 8;
+  for (int64_t i = 0; i < m; i += 8) {
+    const F8 a = fp16_to_floats_avx2(x + i);
+    floats_to_fp16_avx2(out + i, act_pair<A, GATED>(a, GATED ? fp16_to_floats_avx2(x2 + i) : a));
+  }
+  return m;
+}
+
 }  // namespace simd
 #endif  // LTX_CPU_SIMD_X86
 
-// out[i] = act(x[i]) or gated_act(x[i], x2[i]) for n values of T (float or bf16), rounded
-// once to T: vectors where simd_isa() has them (not for the erf GELU), the scalar formulas for
-// the rest.
+// out[i] = act(x[i]) or gated_act(x[i], x2[i]) for n values of T (float, bf16 or fp16), rounded
+// once to T: loaded, computed and stored in vector registers where simd_isa() has them (not for
+// the erf GELU), the scalar formulas for the rest.
 template <Act A, bool GATED, typename T>
 inline void act_span_of(T* out, const T* x, const T* x2, int64_t n) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, c10::BFloat16>);
+  static_assert(std::is_same_v<T, float> || kIs16Bit<T>);
   int64_t done = 0;
 #if defined(LTX_CPU_SIMD_X86)
-  if constexpr (A != Act::kGeluErf) {
+  if constexpr (A != Act::kGeluErf && std::is_same_v<T, c10::Half>) {
+    auto* o = reinterpret_cast<uint16_t*>(out);
+    const auto* a = reinterpret_cast<const uint16_t*>(x);
+    const auto* b = reinterpret_cast<const uint16_t*>(x2);
+    done = simd_span([&] { return simd::act_span_fp16_avx512<A, GATED>(o, a, b, n); },
+                     [&] { return simd::act_span_fp16_avx2<A, GATED>(o, a, b, n); });
+  } else if constexpr (A != Act::kGeluErf) {
     done = simd_span([&] { return simd::act_span_avx512<A, GATED>(out, x, x2, n); },
                      [&] { return simd::act_span_avx2<A, GATED>(out, x, x2, n); });
   }

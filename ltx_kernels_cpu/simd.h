@@ -127,6 +127,30 @@ __attribute__((always_inline)) inline typename Lanes<V>::H fp16_nan_fix(
   return nan ? canon : h;
 }
 
+// 16 / 8 fp16 values <-> floats by the conversion instructions, for the functions of each ISA
+// (intrinsics inline only into functions compiled for their ISA, so these are not templates).
+__attribute__((target("avx512f"), always_inline)) inline F16 fp16_to_floats_avx512(
+    const uint16_t* p) {
+  return (F16)_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+__attribute__((target("avx512f"), always_inline)) inline void floats_to_fp16_avx512(
+    uint16_t* p, const F16& f) {
+  const H16 h = (H16)_mm512_cvtps_ph((__m512)f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  store(p, fp16_nan_fix<F16>(f, h));
+}
+
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline F8 fp16_to_floats_avx2(
+    const uint16_t* p) {
+  return (F8)_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline void floats_to_fp16_avx2(
+    uint16_t* p, const F8& f) {
+  const H8 h = (H8)_mm256_cvtps_ph((__m256)f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  store(p, fp16_nan_fix<F8>(f, h));
+}
+
 // The first n - n % W elements (W lanes) of each conversion; each returns how many.
 template <typename V>
 __attribute__((always_inline)) inline int64_t widen_bf16_span(const uint16_t* src, float* dst,
@@ -151,10 +175,7 @@ __attribute__((target("avx512f"))) inline int64_t widen_span_avx512(const uint16
                                                                      bool bf16) {
   if (bf16) return widen_bf16_span<F16>(src, dst, n);
   const int64_t m = n - n % 16;
-  for (int64_t i = 0; i < m; i += 16) {
-    _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256(
-                                  reinterpret_cast<const __m256i*>(src + i))));
-  }
+  for (int64_t i = 0; i < m; i += 16) store(dst + i, fp16_to_floats_avx512(src + i));
   return m;
 }
 
@@ -163,11 +184,7 @@ __attribute__((target("avx512f"))) inline int64_t narrow_span_avx512(const float
                                                                       bool bf16) {
   if (bf16) return narrow_bf16_span<F16>(src, dst, n);
   const int64_t m = n - n % 16;
-  for (int64_t i = 0; i < m; i += 16) {
-    const F16 f = load<F16>(src + i);
-    const H16 h = (H16)_mm512_cvtps_ph((__m512)f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    store(dst + i, fp16_nan_fix<F16>(f, h));
-  }
+  for (int64_t i = 0; i < m; i += 16) floats_to_fp16_avx512(dst + i, load<F16>(src + i));
   return m;
 }
 
@@ -176,10 +193,7 @@ __attribute__((target("avx2,fma,f16c"))) inline int64_t widen_span_avx2(const ui
                                                                         bool bf16) {
   if (bf16) return widen_bf16_span<F8>(src, dst, n);
   const int64_t m = n - n % 8;
-  for (int64_t i = 0; i < m; i += 8) {
-    _mm256_storeu_ps(dst + i,
-                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
-  }
+  for (int64_t i = 0; i < m; i += 8) store(dst + i, fp16_to_floats_avx2(src + i));
   return m;
 }
 
@@ -188,11 +202,7 @@ __attribute__((target("avx2,fma,f16c"))) inline int64_t narrow_span_avx2(const f
                                                                          int64_t n, bool bf16) {
   if (bf16) return narrow_bf16_span<F8>(src, dst, n);
   const int64_t m = n - n % 8;
-  for (int64_t i = 0; i < m; i += 8) {
-    const F8 f = load<F8>(src + i);
-    const H8 h = (H8)_mm256_cvtps_ph((__m256)f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    store(dst + i, fp16_nan_fix<F8>(f, h));
-  }
+  for (int64_t i = 0; i < m; i += 8) floats_to_fp16_avx2(dst + i, load<F8>(src + i));
   return m;
 }
 
