@@ -11,6 +11,7 @@ bytes, --stream-ref torch's vectorized elementwise kernel moving them (half read
 --floor-ref a kernel that adds 1 to one float (the floor of the method). Fused ops are
 also timed against the unfused sequence a user would write instead (each step with its fastest
 implementation; column 'unfused', and a table of speedup against the ratio of bytes saved).
+--monitor records the SM clock and power (nvidia-smi) while each implementation is timed.
 
     python benchmarks/sweep.py --quick            # a two-minute subset
     python benchmarks/sweep.py --ops rms_norm --dtypes bf16 --out bench-results
@@ -28,8 +29,12 @@ import datetime
 import json
 import math
 import os
+import shutil
 import statistics
+import subprocess
 import sys
+import threading
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +75,75 @@ def flush_l2() -> None:
         _flush_buf.sum()
 
 
+class ClockLog:
+    """--monitor: the GPU's SM clock and power read (never set) by `nvidia-smi -lms 50` in a
+    background process for the whole sweep, each sample with nvidia-smi's own timestamp, so
+    that every implementation's timed repetitions can be given the clock they ran at (column
+    `sm_mhz`, the median over the samples inside its windows). A memory-bound kernel's
+    bandwidth hardly moves with the SM clock, but the short, latency-bound cases do, and the
+    clock follows the power of what ran before (run U: Liger's RMSNorm 12% faster after
+    torch.compile's kernel than after ours)."""
+
+    def __init__(self):
+        self.samples: list[tuple[float, float, float]] = []  # (epoch s, MHz, W)
+        self._proc = None
+
+    def start(self) -> bool:
+        exe = shutil.which("nvidia-smi")
+        if exe is None:
+            return False
+        index = torch.cuda.current_device()
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        if visible:  # nvidia-smi counts every GPU of the host
+            index = visible.split(",")[index].strip()
+        self._proc = subprocess.Popen(
+            [exe, f"--id={index}", "--query-gpu=timestamp,clocks.sm,power.draw",
+             "--format=csv,noheader,nounits", "-lms", "50"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        threading.Thread(target=self._read, daemon=True).start()
+        return True
+
+    def _read(self):
+        for line in self._proc.stdout:
+            sample = self.parse(line)
+            if sample is not None:
+                self.samples.append(sample)
+
+    def stop(self):
+        if self._proc is not None:
+            self._proc.terminate()
+            self._proc.wait(timeout=5)
+
+    @staticmethod
+    def parse(line: str) -> tuple[float, float, float] | None:
+        """(epoch seconds, SM MHz, W) from a line "2026/12/03 08:12:34.567, 1980, 412.3"
+        (nvidia-smi's local time; None for anything else, "[N/A]" fields included)."""
+        parts = [v.strip() for v in line.split(",")]
+        if len(parts) != 3:
+            return None
+        try:
+            t = datetime.datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+            return t, float(parts[1]), float(parts[2])
+        except ValueError:
+            return None
+
+    def stats(self, windows: list[tuple[float, float]]) -> tuple[float, float] | None:
+        """Median MHz and W over the samples inside any of the (start, end) windows (epoch
+        seconds); None until a sample after the last window's end has arrived (the reader
+        lags) or when none fell inside."""
+        if not windows or not self.samples or self.samples[-1][0] < max(e for _, e in windows):
+            return None
+        inside = [(m, w) for t, m, w in self.samples if any(a <= t <= b for a, b in windows)]
+        if not inside:
+            return None
+        return (statistics.median(m for m, _ in inside), statistics.median(w for _, w in inside))
+
+
+MONITOR: ClockLog | None = None  # --monitor
+_windows: list[tuple[float, float]] = []  # the timed windows (epoch s) of bench's last call
+WINDOWS: dict[str, list[tuple[float, float]]] = {}  # time_impls' last call: each impl's windows
+
+
 def bench(fn: Callable[[], object], graph: bool = True) -> float:
     """Median GPU time in microseconds (CUDA events around each repetition, the L2 flushed
     before each; as triton.testing.do_bench, ~100 ms of repetitions after ~25 ms of warm-up).
@@ -105,12 +179,15 @@ def bench(fn: Callable[[], object], graph: bool = True) -> float:
         run()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_rep)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_rep)]
+    torch.cuda.synchronize()
+    t_start = time.time()
     for s, e in zip(starts, ends):
         flush_l2()
         s.record()
         run()
         e.record()
     torch.cuda.synchronize()
+    _windows.append((t_start, time.time()))
     times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
     return times[len(times) // 2] * 1e3
 
@@ -128,12 +205,15 @@ def time_impls(fns: dict[str, Callable[[], object]], label: str, graph: bool,
     times: dict[str, list[float]] = {}
     failed: set[str] = set()
     order = list(fns)
+    WINDOWS.clear()
     for r in range(rounds or ROUNDS):
         for name in order if r % 2 == 0 else order[::-1]:
             if name in failed:
                 continue
+            _windows.clear()
             try:
                 times.setdefault(name, []).append(bench(fns[name], graph=graph))
+                WINDOWS.setdefault(name, []).extend(_windows)
             except Exception as e:
                 failed.add(name)
                 times.pop(name, None)
@@ -632,11 +712,23 @@ def best_peer_time(times: dict[str, float]) -> float:
     return min(peers) if peers else math.nan
 
 
+def fill_clocks(rows: list[dict]) -> None:
+    """--monitor: each row's sm_mhz / power_w from its timed windows, once the samples cover
+    them (rows without windows, the unfused sums, stay empty)."""
+    if MONITOR is None:
+        return
+    for r in rows:
+        if r.get("sm_mhz", "") == "" and r.get("_windows"):
+            st = MONITOR.stats(r["_windows"])
+            if st is not None:
+                r["sm_mhz"], r["power_w"] = st
+
+
 def write_outputs(rows: list[dict], out: Path, meta: dict, plot: bool = True) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "sweep-meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     fields = ["op", "shape", "dtype", "impl", "us", "GBps", "copy_share", "MB", "vs_best_peer",
-              "vs_unfused", "bytes_ratio", "steps"]
+              "vs_unfused", "bytes_ratio", "steps", "sm_mhz", "power_w"]
     with open(out / "sweep.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
@@ -681,6 +773,16 @@ def write_outputs(rows: list[dict], out: Path, meta: dict, plot: bool = True) ->
             lines.append(f"| {r['op']} | {r['shape']} | {r['dtype']} | {r['us']:.1f} | {unf:.1f} "
                          f"({steps.get(key, '')}) | {r['vs_unfused']:.2f}x | "
                          f"{r['bytes_ratio']:.2f} | {met} |")
+    if any(r.get("sm_mhz", "") != "" for r in rows):
+        lines += ["", "SM clock in MHz (median of nvidia-smi's samples, every 50 ms, while each "
+                  "implementation's repetitions ran; --monitor).", "",
+                  "| op | shape | dtype | " + " | ".join(impls) + " |",
+                  "|" + "---|" * (len(impls) + 3)]
+        for key in keys:
+            rs = {r["impl"]: r for r in rows if (r["op"], r["shape"], r["dtype"]) == key}
+            cells = [f"{float(rs[i]['sm_mhz']):.0f}" if rs.get(i, {}).get("sm_mhz", "") != ""
+                     else "-" for i in impls]
+            lines.append(f"| {key[0]} | {key[1]} | {key[2]} | " + " | ".join(cells) + " |")
     (out / "sweep.md").write_text("\n".join(lines) + "\n")
     if not plot:
         return
@@ -781,6 +883,10 @@ def main(argv=None) -> int:
                          "'stream'): what a plain streaming kernel reaches at that size under "
                          "this method, against which issue 4's 90%% of the 1 GiB copy can be "
                          "judged; a reference, not a peer")
+    ap.add_argument("--monitor", action="store_true",
+                    help="record the SM clock and power (nvidia-smi every 50 ms) while each "
+                         "implementation is timed: columns sm_mhz and power_w, and a table of "
+                         "the clocks after the times")
     ap.add_argument("--rounds", type=int, default=1,
                     help="time each case's implementations N times, alternating the table's "
                          "order and its reverse, and keep each one's median (the order can "
@@ -809,6 +915,12 @@ def main(argv=None) -> int:
                  "accumulated_cache_size_limit"):
         if hasattr(torch._dynamo.config, name):
             setattr(torch._dynamo.config, name, 4096)
+    global MONITOR
+    if args.monitor:
+        MONITOR = ClockLog()
+        if not MONITOR.start():
+            print("# --monitor: no nvidia-smi, no clocks", file=sys.stderr)
+            MONITOR = None
     k = load_kernel()
     lf = try_liger()
     copy_gbps = copy_bandwidth()
@@ -843,6 +955,7 @@ def main(argv=None) -> int:
         wanted = args.impls.split(",") if args.impls else None
         times = time_impls({name: fn for name, fn in case.impls.items()
                             if wanted is None or name in wanted}, label, not args.no_graph)
+        windows = {name: list(ws) for name, ws in WINDOWS.items()}
         steps = ""
         if case.unfused and (wanted is None or "unfused" in wanted):
             # The unfused sequence: each step with its fastest implementation, times summed.
@@ -865,6 +978,8 @@ def main(argv=None) -> int:
                        vs_best_peer=(best_peer / t) if name == "ltx" else "")
             if name == "unfused":
                 row["steps"] = steps
+            else:
+                row["_windows"] = windows.get(name, [])
             if name == "ltx" and "unfused" in times:
                 row["vs_unfused"] = times["unfused"] / t
                 row["bytes_ratio"] = case.unfused_nbytes / case.nbytes
@@ -875,7 +990,12 @@ def main(argv=None) -> int:
               flush=True)
         del case
         torch.cuda.empty_cache()
+        fill_clocks(rows)
         write_outputs(rows, Path(args.out), meta, plot=False)  # partial results survive a kill
+    if MONITOR is not None:
+        time.sleep(0.3)  # a sample after the last window
+        fill_clocks(rows)
+        MONITOR.stop()
     write_outputs(rows, Path(args.out), meta)
     print((Path(args.out) / "sweep.md").read_text())
     return 0

@@ -98,6 +98,55 @@ def test_sweep_fused_table(tmp_path):
     assert (tmp_path / "re" / "sweep.md").read_text() == md
 
 
+def test_sweep_clock_log(tmp_path, monkeypatch):
+    """--monitor: nvidia-smi's timestamped samples give each implementation the median clock
+    of the samples inside its timed windows (time_impls keeps every round's windows), only
+    once a sample after its last window has arrived; the CSV and the markdown carry them."""
+    import datetime
+
+    import sweep
+
+    line = "2026/12/03 08:12:34.500, 1755, 612.25"
+    t0 = datetime.datetime(2026, 12, 3, 8, 12, 34, 500000).timestamp()
+    assert sweep.ClockLog.parse(line) == (t0, 1755.0, 612.25)
+    for bad in ("2026/12/03 08:12:34.500, [N/A], 612.25", "timestamp, clocks.sm", ""):
+        assert sweep.ClockLog.parse(bad) is None
+
+    log = sweep.ClockLog()
+    log.samples = [(0.0, 1980.0, 300.0), (1.0, 1700.0, 690.0), (1.5, 1720.0, 680.0),
+                   (2.0, 1900.0, 400.0), (3.0, 1650.0, 700.0)]
+    assert log.stats([(0.9, 1.6)]) == (1710.0, 685.0)
+    assert log.stats([(0.9, 1.1), (2.9, 3.0)]) == (1675.0, 695.0)
+    assert log.stats([(3.5, 3.6)]) is None  # no sample after the window yet
+    assert log.stats([(0.2, 0.4)]) is None  # none inside
+
+    # time_impls keeps each implementation's windows over its rounds
+    calls = iter([(1.0, 1.2), (1.3, 1.4), (2.0, 2.1), (2.2, 2.3)])
+
+    def fake_bench(fn, graph=True):
+        sweep._windows.append(next(calls))
+        return fn()
+
+    monkeypatch.setattr(sweep, "bench", fake_bench)
+    times = sweep.time_impls({"ltx": lambda: 1.0, "liger": lambda: 2.0}, "x", True, rounds=2)
+    assert times == {"ltx": 1.0, "liger": 2.0}
+    # rounds alternate the order: ltx, liger, then liger, ltx
+    assert sweep.WINDOWS == {"ltx": [(1.0, 1.2), (2.2, 2.3)], "liger": [(1.3, 1.4), (2.0, 2.1)]}
+
+    monkeypatch.setattr(sweep, "MONITOR", log)
+    rows = [dict(op="rms_norm", shape="1x8x256", dtype="bf16", impl=impl, us=us, GBps=1.0,
+                 copy_share=0.5, MB=1.0, vs_best_peer=v, _windows=w)
+            for impl, us, v, w in (("ltx", 1.0, 1.0, [(0.9, 1.6)]),
+                                   ("liger", 1.0, "", [(2.9, 3.0)]))]
+    sweep.fill_clocks(rows)
+    assert (rows[0]["sm_mhz"], rows[1]["sm_mhz"]) == (1710.0, 1650.0)
+    meta = dict(gpu="test", torch="0", date="2026-12-03", copy_GBps=2.0)
+    sweep.write_outputs(rows, tmp_path, meta, plot=False)
+    assert "| rms_norm | 1x8x256 | bf16 | 1710 | 1650 |" in (tmp_path / "sweep.md").read_text()
+    header = (tmp_path / "sweep.csv").read_text().splitlines()[0]
+    assert header.endswith(",sm_mhz,power_w") and "_windows" not in header
+
+
 def test_sweep_plot_per_dtype(tmp_path, monkeypatch):
     """One plot per dtype measured: sweep.png for bf16 (or the only dtype), sweep-<dtype>.png
     for the others; an fp16-only sweep plots its fp16 rows (it once drew empty bf16 axes)."""
