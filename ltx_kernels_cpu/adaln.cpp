@@ -10,14 +10,45 @@
 namespace ltx {
 namespace cpu {
 
-// x + y[i] * gate[i] (gate nullptr: x + y[i]) rounded to T: the product rounded to fp32 on its
-// own, then the sum, as the CUDA kernels' gated_sum. gated_residual_adaln's residual_out and
-// gated_residual's out, so that the two agree bit for bit.
-template <typename T, typename M>
-inline T gated_sum(float x, const T* y, const M* gate, int64_t i) {
-  float yv = static_cast<float>(y[i]);
-  if (gate != nullptr) yv *= static_cast<float>(gate[i]);
-  return static_cast<T>(x + yv);
+// out[i] = x[i] + y[i] * gate[i] (gate nullptr: x[i] + y[i]), floats, to be rounded to T by
+// the caller: the product rounded to fp32 on its own, then the sum, as the CUDA kernels'
+// gated_sum. gated_residual_adaln's residual_out and gated_residual's out, so that the two
+// agree bit for bit. out overlaps none of the others (as modulate_row).
+inline void gated_sum_row(const float* __restrict x, const float* __restrict y,
+                          const float* __restrict gate, float* __restrict out, int64_t D) {
+  if (gate != nullptr) {
+    for (int64_t i = 0; i < D; ++i) {
+      const float yg = y[i] * gate[i];
+      out[i] = x[i] + yg;
+    }
+  } else {
+    for (int64_t i = 0; i < D; ++i) out[i] = x[i] + y[i];
+  }
+}
+
+// o[i] = ((v[i] - mean) * inv [* w[i]] [+ bias[i]]) * (1 + scale[i]) + shift[i]: one loop for
+// each case of the affine (w, bias: nullptr when absent), the rows declared not to overlap so
+// that the compiler vectorizes it without run-time alias checks (6 pointers are more than it
+// versions a loop for).
+inline void modulate_row(float* __restrict o, const float* __restrict v, float mean, float inv,
+                         const float* __restrict w, const float* __restrict bias,
+                         const float* __restrict scale, const float* __restrict shift,
+                         int64_t D) {
+  if (w != nullptr && bias != nullptr) {
+    for (int64_t i = 0; i < D; ++i) {
+      o[i] = (((v[i] - mean) * inv) * w[i] + bias[i]) * (1.f + scale[i]) + shift[i];
+    }
+  } else if (w != nullptr) {
+    for (int64_t i = 0; i < D; ++i) {
+      o[i] = (((v[i] - mean) * inv) * w[i]) * (1.f + scale[i]) + shift[i];
+    }
+  } else if (bias != nullptr) {
+    for (int64_t i = 0; i < D; ++i) {
+      o[i] = (((v[i] - mean) * inv) + bias[i]) * (1.f + scale[i]) + shift[i];
+    }
+  } else {
+    for (int64_t i = 0; i < D; ++i) o[i] = ((v[i] - mean) * inv) * (1.f + scale[i]) + shift[i];
+  }
 }
 
 template <typename T, typename M, typename W>
@@ -42,35 +73,36 @@ template <typename T, typename M, typename W, bool GATED>
 void adaln_rows(const AdaLNRows<T, M, W>& p) {
   const int64_t D = p.D;
   at::parallel_for(0, p.xl.rows, grain_rows(D), [&](int64_t begin, int64_t end) {
-    Scratch s(D);
-    float* v = s.a.data();
+    Scratch s(D, 8);
+    const float* w = p.weight != nullptr ? float_row(p.weight, s.row(3), D) : nullptr;
+    const float* bias = p.bias != nullptr ? float_row(p.bias, s.row(4), D) : nullptr;
+    CachedRow<M> gate_rows, scale_rows, shift_rows;
     for (int64_t r = begin; r < end; ++r) {
-      load_row(p.x + p.xl.offset(r), v, D);
+      const float* v = float_row(p.x + p.xl.offset(r), s.row(0), D);
       if constexpr (GATED) {
-        // x_new = x + y * gate, rounded to T; the norm below sees the rounded value.
-        const T* y = p.y + p.yl.offset(r);
-        const M* g = p.gate != nullptr ? p.gate + p.gate_b.offset(r) : nullptr;
+        // x_new = x + y * gate, rounded to T and stored; the norm below sees the rounded value
+        // (16 bits: the sum over x's floats, rounded into residual_out and read back).
         T* res = p.residual_out + p.rl.offset(r);
-        for (int64_t i = 0; i < D; ++i) {
-          const T sum = gated_sum(v[i], y, g, i);
-          res[i] = sum;
-          v[i] = static_cast<float>(sum);
-        }
+        const float* gate = p.gate != nullptr
+                                ? gate_rows.get(p.gate + p.gate_b.offset(r), s.row(2), D)
+                                : nullptr;
+        const float* yf = float_row(p.y + p.yl.offset(r), s.row(1), D);
+        float* sum = distinct_out_row(res, s.row(5), v, yf);
+        gated_sum_row(v, yf, gate, sum, D);
+        finish_row(sum, res, D);
+        v = float_row(res, s.row(0), D);
       }
       // RMSNorm: mean square. LayerNorm: mean first, then the mean squared deviation (two
       // passes over the cached row, no cancellation of E[x^2] - E[x]^2).
       const float mean = p.layer ? sum_of(v, D) / static_cast<float>(D) : 0.f;
       const float ss = sum_sq_dev(v, D, mean);
       const float inv = 1.f / std::sqrt(ss / static_cast<float>(D) + p.eps);
-      const M* sc = p.scale + p.scale_b.offset(r);
-      const M* sh = p.shift + p.shift_b.offset(r);
-      T* o = p.out + p.ol.offset(r);
-      for (int64_t i = 0; i < D; ++i) {
-        float n = (v[i] - mean) * inv;
-        if (p.weight != nullptr) n *= static_cast<float>(p.weight[i]);
-        if (p.bias != nullptr) n += static_cast<float>(p.bias[i]);
-        o[i] = static_cast<T>(n * (1.f + static_cast<float>(sc[i])) + static_cast<float>(sh[i]));
-      }
+      const float* sc = scale_rows.get(p.scale + p.scale_b.offset(r), s.row(6), D);
+      const float* sh = shift_rows.get(p.shift + p.shift_b.offset(r), s.row(7), D);
+      T* out = p.out + p.ol.offset(r);
+      float* o = distinct_out_row(out, s.row(5), v, nullptr);
+      modulate_row(o, v, mean, inv, w, bias, sc, sh, D);
+      finish_row(o, out, D);
     }
   });
 }
@@ -132,8 +164,7 @@ void dispatch_adaln(at::Tensor& out, at::Tensor* residual_out, const at::Tensor&
   });
 }
 
-// gated_residual: out = x + y * gate, rows in parallel. out may be x (in place): each element
-// is read before it is written.
+// gated_residual: out = x + y * gate, rows in parallel. out may be x (in place).
 template <typename T, typename M>
 void gated_residual_rows(at::Tensor& out, const at::Tensor& x, const at::Tensor& y,
                          const at::Tensor& gate, const BcastRows& gate_b) {
@@ -145,12 +176,15 @@ void gated_residual_rows(at::Tensor& out, const at::Tensor& x, const at::Tensor&
   const RowLayout ol = row_layout(out, "out");
   const int64_t D = x.size(-1);
   at::parallel_for(0, xl.rows, grain_rows(D), [&](int64_t begin, int64_t end) {
+    Scratch s(D, 4);
+    CachedRow<M> gate_rows;
     for (int64_t r = begin; r < end; ++r) {
-      const T* xr = xp + xl.offset(r);
-      const T* yr = yp + yl.offset(r);
-      const M* g = gp + gate_b.offset(r);
       T* orow = o + ol.offset(r);
-      for (int64_t i = 0; i < D; ++i) orow[i] = gated_sum(static_cast<float>(xr[i]), yr, g, i);
+      const float* xf = float_row(xp + xl.offset(r), s.row(0), D);
+      const float* yf = float_row(yp + yl.offset(r), s.row(1), D);
+      float* sum = distinct_out_row(orow, s.row(3), xf, yf);
+      gated_sum_row(xf, yf, gate_rows.get(gp + gate_b.offset(r), s.row(2), D), sum, D);
+      finish_row(sum, orow, D);
     }
   });
 }

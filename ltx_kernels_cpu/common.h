@@ -10,7 +10,9 @@
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "common/op_checks.h"
@@ -18,17 +20,6 @@
 
 namespace ltx {
 namespace cpu {
-
-template <typename T>
-inline float to_float(T v) {
-  return static_cast<float>(v);
-}
-
-// Round a float to T and back: the value PyTorch would see after `.to(T)`.
-template <typename T>
-inline float round_to(float v) {
-  return static_cast<float>(static_cast<T>(v));
-}
 
 // Converts n values of T to floats (16-bit types in vector registers where the CPU has them:
 // simd.h).
@@ -41,6 +32,75 @@ inline void load_row(const T* src, float* dst, int64_t n) {
 template <typename T>
 inline void store_row(const float* src, T* dst, int64_t n) {
   narrow(src, dst, n);
+}
+
+// n values of S as floats: the row itself when S is float, else converted into `scratch`.
+template <typename S>
+inline const float* float_row(const S* row, float* scratch, int64_t n) {
+  if constexpr (std::is_same_v<S, float>) {
+    return row;
+  } else {
+    load_row(row, scratch, n);
+    return scratch;
+  }
+}
+
+// A broadcast operand's rows as floats (a gate, scale or shift row per sample, repeated for
+// every row of its sample): converted into its own scratch row only when the row changes.
+template <typename S>
+struct CachedRow {
+  const S* last = nullptr;
+  const float* get(const S* row, float* scratch, int64_t n) {
+    if constexpr (std::is_same_v<S, float>) {
+      return row;
+    } else {
+      if (row != last) {
+        load_row(row, scratch, n);
+        last = row;
+      }
+      return scratch;
+    }
+  }
+};
+
+// Where a row's results are computed before they are stored: the output row itself when O is
+// float (no copy), else `scratch`; finish_row then puts them in the output.
+template <typename O>
+inline float* out_row(O* dst, float* scratch) {
+  if constexpr (std::is_same_v<O, float>) {
+    return dst;
+  } else {
+    return scratch;
+  }
+}
+
+// out_row for a loop whose rows are declared not to overlap (__restrict): scratch also when
+// the output row is one of the loop's input rows (fp32 in place).
+template <typename O>
+inline float* distinct_out_row(O* dst, float* scratch, const float* in1, const float* in2) {
+  float* o = out_row(dst, scratch);
+  return (o == in1 || o == in2) ? scratch : o;
+}
+
+// The row's values into the output: rounded (16 bits), copied (fp32 computed in scratch), or
+// nothing (fp32 computed in place).
+template <typename O>
+inline void finish_row(const float* src, O* dst, int64_t n) {
+  if constexpr (std::is_same_v<O, float>) {
+    if (src != dst) std::copy(src, src + n, dst);
+  } else {
+    narrow(src, dst, n);
+  }
+}
+
+// v[i] = float(T(v[i])) for n values, the value PyTorch sees after `.to(T)`, through the T row
+// `tmp` (vectors where simd.h has them); nothing for float.
+template <typename T>
+inline void round_row(float* v, T* tmp, int64_t n) {
+  if constexpr (!std::is_same_v<T, float>) {
+    narrow(v, tmp, n);
+    widen(tmp, v, n);
+  }
 }
 
 // Sum of (v[i] - center)^2 (center 0: the sum of squares; the mean: n * the variance). Eight
@@ -82,10 +142,15 @@ inline float sum_of(const float* v, int64_t n) {
 // Rows per parallel task: about 64 KB of work each, at least one row.
 inline int64_t grain_rows(int64_t D) { return D >= 16384 ? 1 : (16384 + D - 1) / D; }
 
-// One float scratch row per task, reused across its rows.
+// `n` float scratch rows of D per task, reused across its rows: 16-bit rows converted whole, in
+// vectors (float_row, finish_row), rather than one element at a time through c10's scalar
+// conversions (fp16's cost the norms 4-6x bf16's time on the CPU before run Z); fp32 rows are
+// read and written in place.
 struct Scratch {
   std::vector<float> a;
-  explicit Scratch(int64_t D) : a(static_cast<size_t>(D)) {}
+  int64_t D;
+  explicit Scratch(int64_t D, int n = 1) : a(static_cast<size_t>(D * n)), D(D) {}
+  float* row(int i) { return a.data() + i * D; }
 };
 
 }  // namespace cpu

@@ -13,27 +13,31 @@ void rms_norm_rows(O* out, const T* x, const W* weight, const RowLayout& xl, con
                    int64_t D, float eps, bool round_before_weight, T* residual = nullptr,
                    const RowLayout* rl = nullptr) {
   at::parallel_for(0, xl.rows, grain_rows(D), [&](int64_t begin, int64_t end) {
-    Scratch s(D);
-    float* v = s.a.data();
+    Scratch s(D, 3);
+    const float* w = weight != nullptr ? float_row(weight, s.row(2), D) : nullptr;
+    std::vector<T> t(round_before_weight ? D : 0);
     for (int64_t r = begin; r < end; ++r) {
-      load_row(x + xl.offset(r), v, D);
+      const float* v = float_row(x + xl.offset(r), s.row(0), D);
       if constexpr (ADD) {
+        // residual + x rounded to T and stored; the norm sees the rounded value. 16 bits: the
+        // sum over x's floats (index by index), rounded into residual and read back.
         T* res = residual + rl->offset(r);
-        for (int64_t i = 0; i < D; ++i) {
-          const T sum = static_cast<T>(v[i] + static_cast<float>(res[i]));
-          res[i] = sum;
-          v[i] = static_cast<float>(sum);
-        }
+        const float* rf = float_row(res, s.row(1), D);
+        float* sum = out_row(res, s.row(0));
+        for (int64_t i = 0; i < D; ++i) sum[i] = v[i] + rf[i];
+        finish_row(sum, res, D);
+        v = float_row(res, s.row(0), D);
       }
       const float ss = sum_sq_dev(v, D, 0.f);
       const float inv = 1.f / std::sqrt(ss / static_cast<float>(D) + eps);
       O* o = out + ol.offset(r);
-      for (int64_t i = 0; i < D; ++i) {
-        float n = v[i] * inv;
-        if (round_before_weight) n = round_to<T>(n);
-        if (weight != nullptr) n *= static_cast<float>(weight[i]);
-        o[i] = static_cast<O>(n);
+      float* y = out_row(o, s.row(1));  // out may be x: index by index
+      for (int64_t i = 0; i < D; ++i) y[i] = v[i] * inv;
+      if (round_before_weight) round_row(y, t.data(), D);
+      if (w != nullptr) {
+        for (int64_t i = 0; i < D; ++i) y[i] *= w[i];
       }
+      finish_row(y, o, D);
     }
   });
 }

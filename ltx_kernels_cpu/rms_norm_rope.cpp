@@ -14,25 +14,33 @@ void rms_norm_rope_rows(T* out, const T* x, const W* weight, const C* cos, const
                         int64_t rows, int64_t D, float eps, bool interleaved) {
   const int64_t R = tab.R;
   at::parallel_for(0, rows, grain_rows(D), [&](int64_t begin, int64_t end) {
-    std::vector<float> scratch(static_cast<size_t>(D + 2 * R));
+    // x's row, cos and sin rows, the pair tables' converted halves, the weight as floats
+    std::vector<float> scratch(static_cast<size_t>(2 * D + 3 * R));
     float* v = scratch.data();
     float* cs = v + D;
     float* ss = cs + R;
+    float* half = ss + R;
+    const float* w = weight != nullptr ? float_row(weight, half + R, D) : nullptr;
     for (int64_t r = begin; r < end; ++r) {
-      load_row(x + x_rows.offset(r), v, D);
+      const float* xf = float_row(x + x_rows.offset(r), v, D);
       float sum = 0.f;
-      for (int64_t i = 0; i < D; ++i) sum += v[i] * v[i];
+      for (int64_t i = 0; i < D; ++i) sum += xf[i] * xf[i];
       const float inv = 1.f / std::sqrt(sum / static_cast<float>(D) + eps);
-      if (weight != nullptr) {
-        for (int64_t i = 0; i < D; ++i) v[i] = v[i] * inv * static_cast<float>(weight[i]);
+      T* o = out + out_rows.offset(r);
+      float* of = out_row(o, v);  // the normalized row, rotated in place (out may be x)
+      if (w != nullptr) {
+        for (int64_t i = 0; i < D; ++i) of[i] = xf[i] * inv * w[i];
       } else {
-        for (int64_t i = 0; i < D; ++i) v[i] *= inv;
+        for (int64_t i = 0; i < D; ++i) of[i] = xf[i] * inv;
       }
       const C* cr = cos + tab.cos_rows.offset(r);
       const C* sr = sin + tab.sin_rows.offset(r);
-      const float* c = tab.pairs ? pair_table_row(cr, cs, R, interleaved) : table_row(cr, cs, R);
-      const float* s = tab.pairs ? pair_table_row(sr, ss, R, interleaved) : table_row(sr, ss, R);
-      rope_store_row(out + out_rows.offset(r), v, c, s, D, R, interleaved);
+      const float* c = tab.pairs ? pair_table_row(cr, cs, half, R, interleaved)
+                                 : float_row(cr, cs, R);
+      const float* s = tab.pairs ? pair_table_row(sr, ss, half, R, interleaved)
+                                 : float_row(sr, ss, R);
+      rope_rotate_row(of, of, c, s, D, R, interleaved);
+      finish_row(of, o, D);
     }
   });
 }

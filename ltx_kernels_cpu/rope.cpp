@@ -19,10 +19,13 @@ void rope_rows(T* out, const T* x, const C* cos, const C* sin, const BcastRows& 
     float* cs = v + D;
     float* ss = cs + R;
     for (int64_t r = begin; r < end; ++r) {
-      load_row(x + x_rows.offset(r), v, D);
-      const float* c = table_row(cos + tab.cos_rows.offset(r), cs, R);
-      const float* s = table_row(sin + tab.sin_rows.offset(r), ss, R);
-      rope_store_row(out + out_rows.offset(r), v, c, s, D, R, interleaved);
+      const float* xf = float_row(x + x_rows.offset(r), v, D);
+      const float* c = float_row(cos + tab.cos_rows.offset(r), cs, R);
+      const float* s = float_row(sin + tab.sin_rows.offset(r), ss, R);
+      T* o = out + out_rows.offset(r);
+      float* of = out_row(o, v);  // out may be x: pair by pair
+      rope_rotate_row(xf, of, c, s, D, R, interleaved);
+      finish_row(of, o, D);
     }
   });
 }
