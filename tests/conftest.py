@@ -8,6 +8,8 @@ checkout's `build/` by `LOCAL_KERNELS` (set here unless the caller set it). Buil
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -121,3 +123,25 @@ def make_input(shape, dtype, device, layout: str = "contiguous") -> torch.Tensor
 
 
 LAYOUTS = ["contiguous", "strided", "misaligned"]
+
+
+# The CPU kernels' LTX_CPU_SIMD settings: 0 (scalar loops), 1 (at most AVX2 + FMA + F16C), None
+# (unset: the widest ISA the CPU has). The setting is read once per process.
+CPU_SIMD_SETTINGS = ("0", "1", None)
+
+
+def run_under_cpu_simd_settings(child: str, tmp_path: Path) -> dict:
+    """Runs the Python source `child` once per LTX_CPU_SIMD setting, each in its own process
+    (argv: the output path, REPO_ID), and returns {setting: torch.load(what it saved)}."""
+    results = {}
+    for setting in CPU_SIMD_SETTINGS:
+        env = {k: v for k, v in os.environ.items() if k != "LTX_CPU_SIMD"}
+        if setting is not None:
+            env["LTX_CPU_SIMD"] = setting
+        path = tmp_path / f"simd-{setting}.pt"
+        p = subprocess.run([sys.executable, "-c", child, str(path), REPO_ID], env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr[-3000:]
+        results[setting] = torch.load(path)
+    return results
+

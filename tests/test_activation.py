@@ -3,16 +3,13 @@ backend, dtype, layout and the DESIGN.md shape list; against PyTorch's own ops; 
 torch.compile; bad inputs; the transformers and diffusers layers, directly and via kernelize."""
 
 import math
-import os
-import subprocess
-import sys
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import (DTYPES, HAS_CUDA, LAYOUTS, REPO_ID, assert_close, make_input,
-                      poisoned)
+from conftest import (DTYPES, HAS_CUDA, LAYOUTS, assert_close, make_input, poisoned,
+                      run_under_cpu_simd_settings)
 
 HIDDEN_SIZES = [1, 7, 8, 768, 769, 2048, 3072, 5120, 5125, 8192, 16384]
 
@@ -661,16 +658,7 @@ def test_cpu_simd_paths(tmp_path):
     pattern, and random products rounded once: ties, denormals, overflow, NaN as c10's), and
     on a CPU with AVX2 the vector results not all equal to the scalar loop's (the vector path
     ran)."""
-    results = {}
-    for setting in ("0", "1", None):
-        env = {k: v for k, v in os.environ.items() if k != "LTX_CPU_SIMD"}
-        if setting is not None:
-            env["LTX_CPU_SIMD"] = setting
-        path = tmp_path / f"simd-{setting}.pt"
-        p = subprocess.run([sys.executable, "-c", _SIMD_CHILD, str(path), REPO_ID], env=env,
-                           capture_output=True, text=True, timeout=300)
-        assert p.returncode == 0, p.stderr[-3000:]
-        results[setting] = torch.load(path)
+    results = run_under_cpu_simd_settings(_SIMD_CHILD, tmp_path)
     scalar = results["0"]
     for setting, out in results.items():
         for (name, dt), y in out.items():

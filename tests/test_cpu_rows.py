@@ -5,13 +5,9 @@ keep: the same bits under every LTX_CPU_SIMD setting (0 is c10's scalar conversi
 element at a time, what the kernels did before run Z), and in-place calls (out = x, AdaLN's
 residual_out = x or y) equal to out-of-place ones bit for bit."""
 
-import os
-import subprocess
-import sys
-
 import torch
 
-from conftest import REPO_ID
+from conftest import run_under_cpu_simd_settings
 
 _CHILD = r"""
 import sys, torch
@@ -80,16 +76,7 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
 
 
 def test_cpu_rows_exact(tmp_path):
-    results = {}
-    for setting in ("0", "1", None):
-        env = {k: v for k, v in os.environ.items() if k != "LTX_CPU_SIMD"}
-        if setting is not None:
-            env["LTX_CPU_SIMD"] = setting
-        path = tmp_path / f"rows-{setting}.pt"
-        p = subprocess.run([sys.executable, "-c", _CHILD, str(path), REPO_ID], env=env,
-                           capture_output=True, text=True, timeout=300)
-        assert p.returncode == 0, p.stderr[-3000:]
-        results[setting] = torch.load(path)
+    results = run_under_cpu_simd_settings(_CHILD, tmp_path)
     scalar = results["0"]
     assert len(scalar) > 200
     for setting, out in results.items():
