@@ -51,15 +51,11 @@ template <typename S>
 struct CachedRow {
   const S* last = nullptr;
   const float* get(const S* row, float* scratch, int64_t n) {
-    if constexpr (std::is_same_v<S, float>) {
-      return row;
-    } else {
-      if (row != last) {
-        load_row(row, scratch, n);
-        last = row;
-      }
-      return scratch;
+    if constexpr (!std::is_same_v<S, float>) {
+      if (row == last) return scratch;
+      last = row;
     }
+    return float_row(row, scratch, n);
   }
 };
 
