@@ -92,14 +92,20 @@ class ClockLog:
         exe = shutil.which("nvidia-smi")
         if exe is None:
             return False
-        index = torch.cuda.current_device()
-        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-        if visible:  # nvidia-smi counts every GPU of the host
-            index = visible.split(",")[index].strip()
-        self._proc = subprocess.Popen(
-            [exe, f"--id={index}", "--query-gpu=timestamp,clocks.sm,power.draw",
-             "--format=csv,noheader,nounits", "-lms", "50"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        sys.path.insert(0, str(ROOT))
+        from scripts._common import GpuMonitor
+
+        try:
+            # nvidia-smi counts every GPU of the host: the index of torch's device among them
+            index = GpuMonitor.device_index(exe, torch.cuda.current_device())
+            if index is None:
+                return False
+            self._proc = subprocess.Popen(
+                [exe, f"--id={index}", "--query-gpu=timestamp,clocks.sm,power.draw",
+                 "--format=csv,noheader,nounits", "-lms", "50"],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        except (OSError, RuntimeError, subprocess.SubprocessError):
+            return False
         threading.Thread(target=self._read, daemon=True).start()
         return True
 

@@ -143,10 +143,7 @@ class GpuMonitor:
         if self.device.type != "cuda" or exe is None or os.environ.get("LTX_GPU_MONITOR") == "0":
             return self
         try:
-            listing = subprocess.run([exe, "--query-gpu=index,uuid", "--format=csv,noheader"],
-                                     capture_output=True, text=True, timeout=10).stdout
-            uuid = getattr(torch.cuda.get_device_properties(self.device), "uuid", None)
-            index = self.smi_index(listing, None if uuid is None else str(uuid))
+            index = self.device_index(exe, self.device)
             if index is None:
                 return self
             query = ",".join(q for _, q in self.FIELDS)
@@ -182,6 +179,14 @@ class GpuMonitor:
             self._proc.kill()
         self._reader.join(timeout=5)
         self.summary = self.parse(self.lines)
+
+    @staticmethod
+    def device_index(exe: str, device) -> str | None:
+        """nvidia-smi's index of torch's CUDA `device` (smi_index over nvidia-smi's listing)."""
+        listing = subprocess.run([exe, "--query-gpu=index,uuid", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=10).stdout
+        uuid = getattr(torch.cuda.get_device_properties(device), "uuid", None)
+        return GpuMonitor.smi_index(listing, None if uuid is None else str(uuid))
 
     @staticmethod
     def smi_index(listing: str, uuid: str | None) -> str | None:

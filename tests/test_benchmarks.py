@@ -4,6 +4,7 @@ on small shapes on the CPU, its correctness check passes and every implementatio
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -145,6 +146,35 @@ def test_sweep_clock_log(tmp_path, monkeypatch):
     assert "| rms_norm | 1x8x256 | bf16 | 1710 | 1650 |" in (tmp_path / "sweep.md").read_text()
     header = (tmp_path / "sweep.csv").read_text().splitlines()[0]
     assert header.endswith(",sm_mhz,power_w") and "_windows" not in header
+
+
+def test_sweep_clock_log_process(tmp_path, monkeypatch):
+    """--monitor's background nvidia-smi: asked for the device nvidia-smi numbers as torch's
+    (scripts/_common's GpuMonitor.device_index), its lines read into samples until stopped; no
+    monitor where the index cannot be found."""
+    import sweep
+    from scripts._common import GpuMonitor
+
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text("#!/bin/sh\necho \"$@\" > " + str(tmp_path / "args") + "\n"
+                    "echo '2026/12/03 08:12:34.500, 1755, 612.25'\n"
+                    "echo '2026/12/03 08:12:34.550, [N/A], 600.0'\n"
+                    "echo '2026/12/03 08:12:34.600, 1980, 300.5'\nsleep 30\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(sweep.shutil, "which", lambda name: str(fake))
+    monkeypatch.setattr(sweep.torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(GpuMonitor, "device_index", staticmethod(lambda exe, device: None))
+    assert not sweep.ClockLog().start()
+    monkeypatch.setattr(GpuMonitor, "device_index", staticmethod(lambda exe, device: "3"))
+    log = sweep.ClockLog()
+    assert log.start()
+    for _ in range(100):
+        if len(log.samples) == 2:
+            break
+        time.sleep(0.05)
+    log.stop()
+    assert [(m, w) for _, m, w in log.samples] == [(1755.0, 612.25), (1980.0, 300.5)]
+    assert "--id=3" in (tmp_path / "args").read_text()
 
 
 def test_sweep_plot_per_dtype(tmp_path, monkeypatch):
