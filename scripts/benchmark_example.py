@@ -36,6 +36,7 @@ import copy
 import gc
 import json
 import math
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -99,6 +100,13 @@ def parse_args(argv=None):
                    "runs outside it (CUDA only; with --compile, inductor's own CUDA graphs "
                    "(--compile-mode reduce-overhead / max-autotune) cannot be captured inside "
                    "it)")
+    p.add_argument("--cublaslt-workspace-kib", type=int, default=None, metavar="KIB",
+                   help="cuBLASLt's workspace for every configuration of the run (sets "
+                   "CUBLASLT_WORKSPACE_SIZE, which PyTorch reads at its first cuBLASLt call). "
+                   "0: on the H200 (torch 2.11, cuBLAS 13) cuBLASLt then picks variants of the "
+                   "same matmul kernels that need no zeroed workspace, so the memset node "
+                   "before each of the step's large matrix products is gone (PERFORMANCE.md, "
+                   "run AA). Default: PyTorch's workspace")
     p.add_argument("--all-configs", action="store_true",
                    help="run eager, compile, kernels and kernels+compile in one process")
     p.add_argument("--compare", action="store_true",
@@ -136,6 +144,8 @@ def parse_args(argv=None):
     p.add_argument("--json", type=Path, help="write the results here")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = p.parse_args(argv)
+    if args.cublaslt_workspace_kib is not None and args.cublaslt_workspace_kib < 0:
+        p.error(f"--cublaslt-workspace-kib must be >= 0, got {args.cublaslt_workspace_kib}")
     if (args.num_frames - 1) % VAE_TEMPORAL:
         p.error(f"--num-frames must be 8k + 1 (the VAE's temporal factor), got {args.num_frames}")
     if args.height % VAE_SPATIAL or args.width % VAE_SPATIAL:
@@ -419,6 +429,9 @@ def check_agreement(results, args):
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.cublaslt_workspace_kib is not None:
+        # before any matrix product of this process: PyTorch reads it once
+        os.environ["CUBLASLT_WORKSPACE_SIZE"] = str(args.cublaslt_workspace_kib)
     dtype = DTYPES[args.dtype]
     f, h, w = latent_shape(args)
     tokens = f * h * w
@@ -440,13 +453,17 @@ def main(argv=None):
         "cuda_graph": args.cuda_graph,
         "freeze": args.freeze,
         "gelu_in_matmul": args.gelu_in_matmul,
+        # KiB; None: PyTorch's default (set here by --cublaslt-workspace-kib or by the caller)
+        "cublaslt_workspace_kib": os.environ.get("CUBLASLT_WORKSPACE_SIZE"),
         "torch": torch.__version__,
     }
     print(f"LTX-Video {args.model_size} transformer on {header['device']}, {args.dtype}, "
           f"{args.num_frames} frames {args.width}x{args.height} -> latent {f}x{h}x{w} = "
           f"{tokens} tokens, batch {args.batch_size}{' x2 (CFG)' if args.cfg else ''}, "
           f"{args.steps} steps after {args.warmup_iterations} warmup"
-          f"{'; each call one CUDA graph replay' if args.cuda_graph else ''}")
+          f"{'; each call one CUDA graph replay' if args.cuda_graph else ''}"
+          + (f"; cuBLASLt workspace {header['cublaslt_workspace_kib']} KiB"
+             if header["cublaslt_workspace_kib"] is not None else ""))
     results = []
     for config in selected_configs(args):
         r = run_config(args, config, dtype)

@@ -128,6 +128,25 @@ def test_plot_e2e(tmp_path):
     assert out.stat().st_size > 10_000
 
 
+def test_benchmark_example_cublaslt_workspace(backend, tmp_path):
+    """--cublaslt-workspace-kib reaches PyTorch as CUBLASLT_WORKSPACE_SIZE before the first
+    matrix product (the child's environment: what it prints and records is what it set), for
+    every configuration of the run; a negative size is refused."""
+    out = tmp_path / "ws.json"
+    env = {k: v for k, v in os.environ.items() if k != "CUBLASLT_WORKSPACE_SIZE"}
+    p = subprocess.run([sys.executable, str(SCRIPTS / "benchmark_example.py"), *TINY_LTX,
+                        "--steps", "1", "--device", backend, "--compare",
+                        "--cublaslt-workspace-kib", "0", "--json", str(out)],
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-4000:]
+    data = json.loads(out.read_text())
+    assert data["cublaslt_workspace_kib"] == "0"
+    assert [r["config"] for r in data["results"]] == ["eager", "kernels"]
+    assert "cuBLASLt workspace 0 KiB" in p.stdout
+    bad = run_script("benchmark_example.py", "--cublaslt-workspace-kib", "-1", check=False)
+    assert bad.returncode != 0 and "must be >= 0" in bad.stderr
+
+
 def test_benchmark_example_rejects_bad_frames():
     p = run_script("benchmark_example.py", "--num-frames", "50", check=False)
     assert p.returncode != 0 and "8k + 1" in p.stderr

@@ -10,7 +10,8 @@
 #     place (NCU_FLUSH=zero: dirty lines; read: clean), --cache-control none, application
 #     replay: DRAM bytes read and written during each kernel, at the three shapes where the
 #     zeroing flush costs ours 2.4-3.3 us and Liger 0.5-2.3 (run Z)
-# Files: $OUT/aa1.log, $OUT/aa1-files.tar.gz.
+# Files: $OUT/aa1.log, $OUT/aa1-files.tar.gz. (The call ran with the CSV parsing of
+# tools/ncu_csv_rows.py inline, printing metric names shortened; the same rows.)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu_env.sh
@@ -36,18 +37,7 @@ for flush in zero read; do
     python3 tools/ncu_ops.py rms_norm:2x2688x2048 rms_norm:1x4096x4096 rms_norm:2x2688x4096 \
     > "$OUT/ncu-$flush.csv" 2> "$OUT/ncu-$flush.err"
   echo "rc $?" | tee -a "$LOG"
-  python3 - "$OUT/ncu-$flush.csv" <<'PY' | tee -a "$LOG"
-import csv, sys
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
-head, body = rows[0], rows[1:]
-ix = {k: head.index(k) for k in ("ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value")}
-by = {}
-for r in body:
-    key = (r[ix["ID"]], r[ix["Kernel Name"]][:40])
-    by.setdefault(key, {})[r[ix["Metric Name"]]] = f'{r[ix["Metric Value"]]} {r[ix["Metric Unit"]]}'
-for (i, name), m in by.items():
-    print(i, name, "; ".join(f"{k.split('.')[0].split('__')[-1]}={v}" for k, v in m.items()))
-PY
+  python3 tools/ncu_csv_rows.py "$OUT/ncu-$flush.csv" | tee -a "$LOG"
 done
 
 # only when the workspace setting took the projection's memsets away
