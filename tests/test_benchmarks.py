@@ -3,6 +3,8 @@ on small shapes on the CPU, its correctness check passes and every implementatio
 `kernels benchmark` workload in benchmarks/benchmark_<op>.py verifies against its reference."""
 
 import json
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -10,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import ROOT, load_kernel
+from conftest import HAS_CUDA, ROOT, load_kernel
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -246,6 +248,53 @@ def test_sanitize_ops_calls(monkeypatch):
                 fn(k, x)
                 n += 1
     assert n == len(sanitize_ops.OPS) * len(sanitize_ops.SHAPES) * 3
+
+
+def test_ncu_csv_rows_parse(capsys):
+    """tools/ncu_csv_rows.py groups Nsight Compute's one-row-a-metric `--csv` output by kernel,
+    skipping ncu's own lines: run AA's application-replay file (three RMSNorm shapes, ours and
+    Liger's kernel each), as it came back from the device."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import ncu_csv_rows
+
+    path = ROOT / "benchmarks/results/h200/run-aa/call1/ncu-zero.csv"
+    rows = ncu_csv_rows.rows(str(path))
+    assert [i for i, _ in rows] == ["0", "1", "2", "3", "4", "5"]
+    names = [name for _, name in rows]
+    assert all("rms_norm_dense_kernel" in n for n in names[0::2])
+    assert all("_rms_norm_forward_kernel" in n for n in names[1::2])
+    first = rows[("0", names[0])]
+    assert first["gpu__time_duration.sum"] == "16,128 ns"
+    assert first["dram__bytes_read.sum"] == "22,033,408 byte"
+    assert len(first) == 8
+    assert ncu_csv_rows.main([str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 6 and out[1].startswith("1 _rms_norm_forward_kernel")
+    assert ncu_csv_rows.main([]) == 2
+
+
+def test_ncu_ops_rejects_unknown_flush():
+    """tools/ncu_ops.py refuses an NCU_FLUSH other than zero / read before touching a device."""
+    env = {**os.environ, "NCU_FLUSH": "sweep"}
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "ncu_ops.py"), "rms_norm:1x16x4096"],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode != 0 and "expected zero or read" in p.stderr
+
+
+def test_gemm_attention_probe_needs_cuda_or_runs():
+    """tools/gemm_attention_probe.py: without CUDA it says so and exits 2; with CUDA one case
+    (the text projection) gives a table row with its time, memset count and kernel."""
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "gemm_attention_probe.py"),
+                        "--only", "text kv", "--calls", "3", "--replays", "2"],
+                       capture_output=True, text=True, timeout=600)
+    if not HAS_CUDA:
+        assert p.returncode == 2 and "no CUDA device" in p.stderr
+        return
+    assert p.returncode == 0, p.stderr[-3000:]
+    row = [line for line in p.stdout.splitlines() if line.startswith("| linear text kv")]
+    assert len(row) == 1
+    cells = [c.strip() for c in row[0].strip("|").split("|")]
+    assert float(cells[1]) > 0 and cells[2].isdigit() and cells[3]
 
 
 def test_resources_report_parse():

@@ -37,6 +37,8 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__)
         return 2
+    if FLUSH not in ("", "zero", "read"):
+        raise SystemExit(f"NCU_FLUSH={FLUSH!r}: expected zero or read")
     k = sweep.load_kernel()
     lf = sweep.try_liger() if "liger" in IMPLS else None
     cases = []
@@ -48,8 +50,6 @@ def main(argv: list[str]) -> int:
             for _ in range(2 if name in case.impls else 0):
                 case.impls[name]()
         cases.append(case)
-    if FLUSH not in ("", "zero", "read"):
-        raise SystemExit(f"NCU_FLUSH={FLUSH!r}: expected zero or read")
     sweep.FLUSH = FLUSH or sweep.FLUSH
     torch.cuda.synchronize()
     for case in cases:
