@@ -643,6 +643,36 @@ printf '| geglu | 2x8x16 | %s | 0.1 | 5.0 (1%%) | 6.0 (1%%) | 1.20x |\\n' "$dt" 
     assert "| op | shape |" not in text
 
 
+def test_llama_e2e_logs_rounds_and_speedups(tmp_path):
+    """tools/gpu_prebuilt.sh: llama_e2e LIMIT runs the LLaMA benchmark with every configuration
+    into $OUT/llama.{log,json} and copies its rounds and speedups, not its other lines, to
+    $LOG."""
+    stub = tmp_path / "bin" / "python3"
+    stub.parent.mkdir()
+    stub.write_text("""#!/bin/bash
+echo "$@" >> calls
+echo "loading model"
+echo "  round 1/3: eager 122.0, compile 101.7 ms (median)"
+echo "  kernels+compile against compile: 1.007x"
+""")
+    stub.chmod(0o755)
+    out, log = tmp_path / "out", tmp_path / "run.log"
+    out.mkdir()
+    script = f"source {ROOT}/tools/gpu_prebuilt.sh && OUT={out} && LOG={log} && llama_e2e 30"
+    r = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                       env={**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"},
+                       timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    call = (tmp_path / "calls").read_text()
+    assert "scripts/benchmark_transformers.py --seq-len 4096" in call
+    assert "--configs eager,kernels,compile,kernels+compile" in call
+    assert f"--json {out}/llama.json" in call
+    text = log.read_text()
+    assert "LLaMA-8B prefill: every configuration" in text and "rc 0" in text
+    assert "round 1/3: eager 122.0" in text and "against compile: 1.007x" in text
+    assert "loading model" not in text and "loading model" in (out / "llama.log").read_text()
+
+
 def test_sweep_rounds_alternate_order(monkeypatch, tmp_path):
     """--rounds N: each case's implementations timed N times, the table's order then its
     reverse, each keeping the median of its rounds; one that fails is tried once; the table's

@@ -130,6 +130,19 @@ ltx_e2e() {
 }
 
 
+# llama_e2e LIMIT: scripts/benchmark_transformers.py, LLaMA-8B prefill of 4096 tokens, eager /
+# kernels / compile / kernels + compile in 3 alternating rounds of 5, under LIMIT seconds, into
+# $OUT/llama.{log,json}; the rounds, medians and speedups to $LOG.
+llama_e2e() {
+  log "LLaMA-8B prefill: every configuration"
+  timeout "$1" python3 scripts/benchmark_transformers.py --seq-len 4096 --no-progress \
+    --rounds 3 --iterations 5 --no-reference --configs eager,kernels,compile,kernels+compile \
+    --json "$OUT/llama.json" > "$OUT/llama.log" 2>&1
+  echo "rc $?" | tee -a "$LOG"
+  grep -E "round [0-9]/|ms \(median|against|per round|^    (eager|compile|kernels)" "$OUT/llama.log" \
+    | head -40 | tee -a "$LOG"
+}
+
 # experiment_end: what every device-call script ends with: log done, then every file under $OUT
 # but $LOG packed into $OUT/NAME-files.tar.gz (and removed), because at most 8 files come back
 # from $OUT (run V's call 2 left 10, and its summary and sweeps did not come back). A call cut

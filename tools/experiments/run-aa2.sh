@@ -37,13 +37,5 @@ fi
 if fits 200; then
   ltx_e2e ltx-default-all 280 --all-configs
 fi
-if fits 80; then
-  log "LLaMA-8B prefill: every configuration"
-  timeout 80 python3 scripts/benchmark_transformers.py --seq-len 4096 --no-progress \
-    --rounds 3 --iterations 5 --no-reference --configs eager,kernels,compile,kernels+compile \
-    --json "$OUT/llama.json" > "$OUT/llama.log" 2>&1
-  echo "rc $?" | tee -a "$LOG"
-  grep -E "round [0-9]/|ms \(median|against|per round|^    (eager|compile|kernels)" "$OUT/llama.log" \
-    | head -40 | tee -a "$LOG"
-fi
+fits 80 && llama_e2e 80
 experiment_end
