@@ -13,8 +13,9 @@
 #   gelu       kernels and kernels+compile (also with --freeze and CUDA graphs) with
 #              --gelu-in-matmul (the feed-forward GELU in its projection's cuBLASLt epilogue)
 #   best       compile and kernels+compile each at its fastest settings measured so far:
-#              --freeze, CUDA graphs, and (kernels) --gelu-in-matmul, profiled ($BEST_TAG:
-#              suffix of the runs' names)
+#              --freeze, each call one CUDA graph replay (--cuda-graph), cuBLASLt without a
+#              workspace (--cublaslt-workspace-kib 0, both), and (kernels) --gelu-in-matmul,
+#              profiled ($BEST_TAG: suffix of the runs' names)
 #   compare    eager and kernels in one process (--compare), no compile ($LTX_TAG: suffix)
 #   llama      LLaMA-8B-sized prefill of 4096 tokens, the four configurations, profiled
 #              ($LLAMA_ARGS: more arguments, e.g. "--compile-scope model --no-reference";
@@ -128,8 +129,8 @@ part_gelu() {  # the feed-forward GELU in its projection's cuBLASLt epilogue: ke
   ltx_run ltx2b-gelu-kc-freeze-cg --compile --freeze --compile-mode reduce-overhead "${g[@]}"
 }
 part_best() {  # ($BEST_TAG: suffix of its runs' names and JSON)
-  ltx_compiled "best${BEST_TAG:-}" --freeze --compile-mode reduce-overhead --gelu-in-matmul \
-    --profile
+  ltx_compiled "best${BEST_TAG:-}" --freeze --cuda-graph --cublaslt-workspace-kib 0 \
+    --gelu-in-matmul --profile
 }
 part_sanitize() {
   for tool in memcheck racecheck; do
