@@ -80,25 +80,6 @@ __attribute__((always_inline)) inline V act_v(const V& x) {
   return x / (1.f + exp_v(-z));
 }
 
-// W lanes of T (float or bf16: bf16 converts in registers, simd.h) as floats, and back.
-template <typename V, typename T>
-__attribute__((always_inline)) inline V load_floats(const T* p) {
-  if constexpr (std::is_same_v<T, float>) {
-    return load<V>(p);
-  } else {
-    return bf16_to_floats<V>(reinterpret_cast<const uint16_t*>(p));
-  }
-}
-
-template <typename V, typename T>
-__attribute__((always_inline)) inline void store_floats(T* p, const V& v) {
-  if constexpr (std::is_same_v<T, float>) {
-    store(p, v);
-  } else {
-    floats_to_bf16<V>(reinterpret_cast<uint16_t*>(p), v);
-  }
-}
-
 // act(a), or the gated formula with the second operand b.
 template <Act A, bool GATED, typename V>
 __attribute__((always_inline)) inline V act_pair(const V& a, const V& b) {

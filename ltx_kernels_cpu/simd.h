@@ -151,6 +151,26 @@ __attribute__((target("avx2,fma,f16c"), always_inline)) inline void floats_to_fp
   store(p, fp16_nan_fix<F8>(f, h));
 }
 
+// W lanes of T (float or bf16: bf16 converts in registers) as floats, and back (bf16 rounded
+// to nearest even). fp16 has its own per-ISA conversions above.
+template <typename V, typename T>
+__attribute__((always_inline)) inline V load_floats(const T* p) {
+  if constexpr (std::is_same_v<T, float>) {
+    return load<V>(p);
+  } else {
+    return bf16_to_floats<V>(reinterpret_cast<const uint16_t*>(p));
+  }
+}
+
+template <typename V, typename T>
+__attribute__((always_inline)) inline void store_floats(T* p, const V& v) {
+  if constexpr (std::is_same_v<T, float>) {
+    store(p, v);
+  } else {
+    floats_to_bf16<V>(reinterpret_cast<uint16_t*>(p), v);
+  }
+}
+
 // The first n - n % W elements (W lanes) of each conversion; each returns how many.
 template <typename V>
 __attribute__((always_inline)) inline int64_t widen_bf16_span(const uint16_t* src, float* dst,
