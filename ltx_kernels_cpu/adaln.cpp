@@ -12,8 +12,9 @@ namespace cpu {
 
 // out[i] = x[i] + y[i] * gate[i] (gate nullptr: x[i] + y[i]), floats, to be rounded to T by
 // the caller: the product rounded to fp32 on its own, then the sum, as the CUDA kernels'
-// gated_sum. gated_residual_adaln's residual_out and gated_residual's out, so that the two
-// agree bit for bit. out overlaps none of the others (as modulate_row).
+// gated_sum. gated_residual_adaln's residual_out; gated_residual's out is the same formula in
+// one pass (gated_sum_span_of, below), so that the two agree bit for bit. out overlaps none
+// of the others (as modulate_row).
 inline void gated_sum_row(const float* __restrict x, const float* __restrict y,
                           const float* __restrict gate, float* __restrict out, int64_t D) {
   if (gate != nullptr) {
