@@ -403,10 +403,11 @@ def test_use_prebuilt_unpacks_and_takes_the_tree_python(tmp_path):
     assert (out / "rope.py").read_text() == "new"
 
 
-def run_with_stub_sweep(tmp_path, us_line, call_line, script):
+def run_with_stub_sweep(tmp_path, us_line, call_line, script, extra_rows=""):
     """`script` (bash) in tmp_path with tools/ab_table.py beside it and a `python3` on PATH whose
-    `benchmarks/sweep.py` writes one case, geglu 1x8 bf16, at the time us_line sets ($us) and
-    appends call_line's output to tmp_path/calls (every other python3 call is the real one)."""
+    `benchmarks/sweep.py` writes one case, geglu 1x8 bf16, at the time us_line sets ($us) (and
+    `extra_rows`, CSV lines) and appends call_line's output to tmp_path/calls (every other
+    python3 call is the real one)."""
     import os
     import subprocess
 
@@ -419,7 +420,7 @@ if [[ $1 == benchmarks/sweep.py ]]; then
   out=$(echo "$@" | sed 's/.*--out \\([^ ]*\\).*/\\1/'); mkdir -p "$out"
   {us_line}
   {call_line} >> {tmp_path}/calls
-  printf 'op,shape,dtype,impl,us\\ngeglu,1x8,bf16,ltx,%s\\n' "$us" > "$out/sweep.csv"
+  printf 'op,shape,dtype,impl,us\\ngeglu,1x8,bf16,ltx,%s\\n{extra_rows}' "$us" > "$out/sweep.csv"
 else
   exec {sys.executable} "$@"
 fi
@@ -469,6 +470,19 @@ def test_knob_ab_alternates_settings(tmp_path):
     assert "| geglu | 1x8 | bf16 | 10.0 (10.0 10.0) | 12.0 (12.0 12.0) | 1.200 |" in r.stdout
     assert (tmp_path / "ab" / "ab-ab.md").read_text().count("| 15.0 (15.0 15.0) | 1.500 |") == 1
     assert "== base against a" in r.stdout and "== base against ab" in r.stdout
+
+
+def test_knob_ab_with_a_peer(tmp_path):
+    """knob_ab with AB_PEER and AB_ARGS: every sweep times the peer too, with the extra
+    arguments, and the tables carry the peer's columns (ab_table.py --peer)."""
+    script = (f"source {ROOT}/tools/gpu_prebuilt.sh && AB_PEER=liger AB_ARGS='--rounds 2' "
+              f"knob_ab geglu {tmp_path}/ab 'early=' 'late=LTX_L=1'")
+    r = run_with_stub_sweep(tmp_path, "us=$((10 - ${LTX_L:-0}))",
+                            'echo "$@" | grep -o "impls [^ ]* --rounds 2"', script,
+                            extra_rows="geglu,1x8,bf16,liger,9\\n")
+    assert (tmp_path / "calls").read_text().splitlines() == ["impls ltx,liger --rounds 2"] * 4
+    assert ("| geglu | 1x8 | bf16 | 10.0 (10.0 10.0) | 9.0 (9.0 9.0) | 0.900 | 9.0 (9.0 9.0) | "
+            "9.0 (9.0 9.0) | 0.900 | 1.000 |") in r.stdout
 
 
 def test_experiment_end_packs_out(tmp_path):
@@ -558,6 +572,33 @@ def test_ab_table_runs_per_side(tmp_path):
     assert "| geglu | 1x8 | bf16 | 11.0 (10.0 12.0) | 11.0 (9.0 13.0) | 1.000 |" in two
     assert "rope" not in two  # not in a2
     assert run(a1, "--").returncode != 0 and run(a1).returncode != 0
+
+
+def test_ab_table_peer_columns(tmp_path):
+    """tools/ab_table.py --peer NAME: each side's peer time (from the same runs) and peer / ours
+    a side; a case without the peer in some run is left out; --peer without a name is an
+    error."""
+    import subprocess
+
+    def csv_(name, rows):
+        p = tmp_path / f"{name}.csv"
+        p.write_text("op,shape,dtype,impl,us\n" + "".join(
+            f"{op},1x8,bf16,{impl},{us}\n" for op, impl, us in rows))
+        return str(p)
+
+    a1 = csv_("a1", [("rms", "ltx", 10.0), ("rms", "liger", 9.0), ("add", "ltx", 4.0)])
+    a2 = csv_("a2", [("rms", "ltx", 12.0), ("rms", "liger", 11.0), ("add", "ltx", 4.0)])
+    b1 = csv_("b1", [("rms", "ltx", 8.0), ("rms", "liger", 9.0), ("add", "ltx", 2.0)])
+    b2 = csv_("b2", [("rms", "ltx", 12.0), ("rms", "liger", 11.0), ("add", "ltx", 2.0),
+                     ("add", "liger", 3.0)])
+    tool = [sys.executable, str(ROOT / "tools" / "ab_table.py")]
+    out = subprocess.run([*tool, "--peer", "liger", a1, a2, "--", b1, b2],
+                         capture_output=True, text=True, check=True).stdout
+    assert ("| rms | 1x8 | bf16 | 11.0 (10.0 12.0) | 10.0 (8.0 12.0) | 0.909 | "
+            "10.0 (9.0 11.0) | 10.0 (9.0 11.0) | 0.909 | 1.000 |") in out
+    assert "| add |" not in out  # no liger row in a1, a2, b1
+    assert "liger / ours" in out.splitlines()[0]
+    assert subprocess.run([*tool, "--peer"], capture_output=True).returncode != 0
 
 
 def test_targets_counts(tmp_path):

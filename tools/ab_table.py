@@ -3,21 +3,28 @@
 
     ab_table.py A/sweep.csv B/sweep.csv
     ab_table.py A1/sweep.csv A2/sweep.csv -- B1/sweep.csv B2/sweep.csv
+    ab_table.py --peer liger A1/sweep.csv A2/sweep.csv -- B1/sweep.csv B2/sweep.csv
 
 prints a markdown table of every case in both sides (op, shape, dtype): each side's times (the
 mean of its runs, each run's time listed when a side has several) and B / A of the means. With
 several runs a side, run them interleaved (A B A B) on one lease, so that drift shows as spread
-within a side instead of a difference between them."""
+within a side instead of a difference between them.
+
+--peer NAME: the sweeps also timed that implementation (e.g. `--impls ltx,liger`); the table
+adds, for each side, the peer's mean time and ours as a share of the peer's speed measured in
+the same runs (peer / ours: above 1 ours is faster), so that a knob is judged against a peer
+timed beside it in the same processes, not only against the other side. A case that lacks the
+peer in any run is left out."""
 
 import csv
 import statistics
 import sys
 
 
-def times(path):
+def times(path, impl="ltx"):
     with open(path) as f:
         return {(r["op"], r["shape"], r["dtype"]): float(r["us"]) for r in csv.DictReader(f)
-                if r["impl"] == "ltx"}
+                if r["impl"] == impl}
 
 
 def sides(argv):
@@ -30,7 +37,7 @@ def sides(argv):
         a = b = []
     if not a or not b:
         raise SystemExit(__doc__)
-    return [times(p) for p in a], [times(p) for p in b]
+    return a, b
 
 
 def cell(runs):
@@ -39,13 +46,33 @@ def cell(runs):
 
 
 def main(argv):
-    a, b = sides(argv)
-    print("| op | shape | dtype | A us | B us | B / A |\n|---|---|---|---|---|---|")
+    peer = None
+    if argv[:1] == ["--peer"]:
+        if len(argv) < 2:
+            raise SystemExit(__doc__)
+        peer, argv = argv[1], argv[2:]
+    pa, pb = sides(argv)
+    a, b = [times(p) for p in pa], [times(p) for p in pb]
+    if peer is None:
+        print("| op | shape | dtype | A us | B us | B / A |\n|---|---|---|---|---|---|")
+    else:
+        qa, qb = [times(p, peer) for p in pa], [times(p, peer) for p in pb]
+        print(f"| op | shape | dtype | A us | B us | B / A | {peer} (A runs) us | "
+              f"{peer} (B runs) us | A: {peer} / ours | B: {peer} / ours |\n"
+              "|---|---|---|---|---|---|---|---|---|---|")
     for k in a[0]:
         ra, rb = [t[k] for t in a if k in t], [t[k] for t in b if k in t]
-        if len(ra) == len(a) and len(rb) == len(b):
-            ratio = statistics.fmean(rb) / statistics.fmean(ra)
-            print(f"| {' | '.join(k)} | {cell(ra)} | {cell(rb)} | {ratio:.3f} |")
+        if len(ra) != len(a) or len(rb) != len(b):
+            continue
+        ma, mb = statistics.fmean(ra), statistics.fmean(rb)
+        row = f"| {' | '.join(k)} | {cell(ra)} | {cell(rb)} | {mb / ma:.3f} |"
+        if peer is not None:
+            xa, xb = [t[k] for t in qa if k in t], [t[k] for t in qb if k in t]
+            if len(xa) != len(qa) or len(xb) != len(qb):
+                continue
+            pa_, pb_ = statistics.fmean(xa), statistics.fmean(xb)
+            row += f" {cell(xa)} | {cell(xb)} | {pa_ / ma:.3f} | {pb_ / mb:.3f} |"
+        print(row)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ prebuilt_ab() {
 # pairs separated by commas, empty for the defaults), every setting twice on one lease, the
 # second round in reverse order, into DIR/NAME{1,2}; then tools/ab_table.py of the first setting
 # against each other one into DIR/ab-NAME.md and on stdout. ${AB_SWEEP_LIMIT:-60} seconds a
-# sweep.
+# sweep. AB_PEER=NAME: that peer timed too in every sweep (--impls ltx,NAME) and the tables'
+# peer columns (ab_table.py --peer); AB_ARGS: more sweep arguments (e.g. --rounds 2).
 knob_ab() {
   local ops=$1 dir=$2 run i j n spec name envs base
   shift 2
@@ -53,16 +54,18 @@ knob_ab() {
       name=${spec%%=*}
       envs=${spec#*=}
       echo "== $name run $run: ours, $ops, ${envs:-defaults} ($(date +%T))"
-      env ${envs//,/ } timeout "${AB_SWEEP_LIMIT:-60}" python3 benchmarks/sweep.py --impls ltx \
-        --dtypes "${AB_DTYPES:-bf16,fp16}" --ops "$ops" --out "$dir/$name$run" 2>&1 | tail -1
+      env ${envs//,/ } timeout "${AB_SWEEP_LIMIT:-60}" python3 benchmarks/sweep.py \
+        --impls "ltx${AB_PEER:+,$AB_PEER}" ${AB_ARGS:-} --dtypes "${AB_DTYPES:-bf16,fp16}" \
+        --ops "$ops" --out "$dir/$name$run" 2>&1 | tail -1
     done
   done
   base=${specs[0]%%=*}
   for ((i = 1; i < n; i++)); do
     name=${specs[$i]%%=*}
     echo "== $base against $name"
-    python3 tools/ab_table.py "$dir/${base}1/sweep.csv" "$dir/${base}2/sweep.csv" -- \
-      "$dir/${name}1/sweep.csv" "$dir/${name}2/sweep.csv" | tee "$dir/ab-$name.md"
+    python3 tools/ab_table.py ${AB_PEER:+--peer $AB_PEER} "$dir/${base}1/sweep.csv" \
+      "$dir/${base}2/sweep.csv" -- "$dir/${name}1/sweep.csv" "$dir/${name}2/sweep.csv" \
+      | tee "$dir/ab-$name.md"
   done
 }
 
