@@ -485,6 +485,43 @@ def test_knob_ab_with_a_peer(tmp_path):
             "9.0 (9.0 9.0) | 0.900 | 1.000 |") in r.stdout
 
 
+def test_ncu_flush_profiles_with_the_sweeps_flush(tmp_path):
+    """tools/gpu_prebuilt.sh: ncu_flush NAME FLUSH IMPLS LIMIT CASE... runs ncu on
+    tools/ncu_ops.py with the flush and implementations in its environment (and the caller's
+    knobs), the L2 left as the flush leaves it and application replay, the default metrics
+    unless NCU_METRICS says others, into $OUT/ncu-NAME.csv; one line a kernel in $LOG."""
+    import os
+    import subprocess
+
+    real = ROOT / "benchmarks" / "results" / "h200" / "run-aa" / "call1" / "ncu-zero.csv"
+    stub = tmp_path / "bin" / "ncu"
+    stub.parent.mkdir()
+    stub.write_text(f"""#!/bin/bash
+echo "$NCU_FLUSH $NCU_IMPLS ${{LTX_KNOB:--}} $*" >> {tmp_path}/calls
+cat {real}
+""")
+    stub.chmod(0o755)
+    out = tmp_path / "out"
+    out.mkdir()
+    script = (f"source {ROOT}/tools/gpu_prebuilt.sh && OUT={out} && LOG={out}/x.log && "
+              "LTX_KNOB=7 ncu_flush late zero ltx,liger 30 rms_norm:2x2688x2048 && "
+              "NCU_METRICS=a.sum ncu_flush r read ltx 30 rms_norm:1x4096x4096")
+    r = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"},
+                       timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    first, second = (tmp_path / "calls").read_text().splitlines()
+    assert first.startswith("zero ltx,liger 7 --clock-control none --cache-control none "
+                            "--replay-mode application")
+    assert "gpu__time_duration.sum,dram__bytes_read.sum" in first
+    assert first.endswith("--csv python3 tools/ncu_ops.py rms_norm:2x2688x2048")
+    assert second.startswith("read ltx - ") and "--metrics a.sum --csv" in second
+    assert (out / "ncu-late.csv").read_text() == real.read_text()
+    log = (out / "x.log").read_text()
+    assert log.count("rc 0") == 2
+    assert "rms_norm_dense_kernel" in log and "gpu__time_duration.sum=" in log
+
+
 def test_experiment_end_packs_out(tmp_path):
     """tools/gpu_prebuilt.sh: experiment_end leaves $OUT with the summary log and one archive of
     every other file (at most 8 files come back from a device call)."""
@@ -545,21 +582,24 @@ def test_report_merges_later_runs_in_table_order(tmp_path):
     assert md.splitlines()[0].endswith("Runs A and B.")
 
 
+def sweep_csv(tmp_path, name, rows):
+    """A sweep.csv with the columns tools/ab_table.py reads: rows (op, impl, us) at 1x8 bf16."""
+    p = tmp_path / f"{name}.csv"
+    p.write_text("op,shape,dtype,impl,us\n" + "".join(
+        f"{op},1x8,bf16,{impl},{us}\n" for op, impl, us in rows))
+    return str(p)
+
+
 def test_ab_table_runs_per_side(tmp_path):
     """tools/ab_table.py: one CSV a side, or several a side after `--` (each side's mean, each
     run listed); a case missing from any run is left out; a side without runs is an error."""
     import subprocess
 
-    def csv_(name, rows):
-        p = tmp_path / f"{name}.csv"
-        p.write_text("op,shape,dtype,impl,us\n" + "".join(
-            f"{op},1x8,bf16,{impl},{us}\n" for op, impl, us in rows))
-        return str(p)
-
-    a1 = csv_("a1", [("geglu", "ltx", 10.0), ("rope", "ltx", 4.0), ("geglu", "compile", 1.0)])
-    a2 = csv_("a2", [("geglu", "ltx", 12.0)])
-    b1 = csv_("b1", [("geglu", "ltx", 9.0), ("rope", "ltx", 2.0)])
-    b2 = csv_("b2", [("geglu", "ltx", 13.0), ("rope", "ltx", 2.0)])
+    a1 = sweep_csv(tmp_path, "a1", [("geglu", "ltx", 10.0), ("rope", "ltx", 4.0),
+                                    ("geglu", "compile", 1.0)])
+    a2 = sweep_csv(tmp_path, "a2", [("geglu", "ltx", 12.0)])
+    b1 = sweep_csv(tmp_path, "b1", [("geglu", "ltx", 9.0), ("rope", "ltx", 2.0)])
+    b2 = sweep_csv(tmp_path, "b2", [("geglu", "ltx", 13.0), ("rope", "ltx", 2.0)])
     tool = [sys.executable, str(ROOT / "tools" / "ab_table.py")]
 
     def run(*args):
@@ -580,17 +620,14 @@ def test_ab_table_peer_columns(tmp_path):
     error."""
     import subprocess
 
-    def csv_(name, rows):
-        p = tmp_path / f"{name}.csv"
-        p.write_text("op,shape,dtype,impl,us\n" + "".join(
-            f"{op},1x8,bf16,{impl},{us}\n" for op, impl, us in rows))
-        return str(p)
-
-    a1 = csv_("a1", [("rms", "ltx", 10.0), ("rms", "liger", 9.0), ("add", "ltx", 4.0)])
-    a2 = csv_("a2", [("rms", "ltx", 12.0), ("rms", "liger", 11.0), ("add", "ltx", 4.0)])
-    b1 = csv_("b1", [("rms", "ltx", 8.0), ("rms", "liger", 9.0), ("add", "ltx", 2.0)])
-    b2 = csv_("b2", [("rms", "ltx", 12.0), ("rms", "liger", 11.0), ("add", "ltx", 2.0),
-                     ("add", "liger", 3.0)])
+    a1 = sweep_csv(tmp_path, "a1", [("rms", "ltx", 10.0), ("rms", "liger", 9.0),
+                                    ("add", "ltx", 4.0)])
+    a2 = sweep_csv(tmp_path, "a2", [("rms", "ltx", 12.0), ("rms", "liger", 11.0),
+                                    ("add", "ltx", 4.0)])
+    b1 = sweep_csv(tmp_path, "b1", [("rms", "ltx", 8.0), ("rms", "liger", 9.0),
+                                    ("add", "ltx", 2.0)])
+    b2 = sweep_csv(tmp_path, "b2", [("rms", "ltx", 12.0), ("rms", "liger", 11.0),
+                                    ("add", "ltx", 2.0), ("add", "liger", 3.0)])
     tool = [sys.executable, str(ROOT / "tools" / "ab_table.py")]
     out = subprocess.run([*tool, "--peer", "liger", a1, a2, "--", b1, b2],
                          capture_output=True, text=True, check=True).stdout

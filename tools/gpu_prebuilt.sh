@@ -182,6 +182,25 @@ launch__registers_per_thread,launch__grid_size,launch__block_size,smsp__inst_exe
   rm -f "$OUT/ncu.ncu-rep"
 }
 
+# ncu_flush NAME FLUSH IMPLS LIMIT CASE...: Nsight Compute of tools/ncu_ops.py's CASEs (op:shape)
+# for IMPLS (comma-separated) with the sweep's L2 flush FLUSH (zero or read) before each profiled
+# launch, so the kernel meets the L2 that flush leaves (--cache-control none) and no pass meets
+# another pass's (--replay-mode application); the metrics in ${NCU_METRICS} (default: time, DRAM
+# bytes and throughput, warps active, registers, launch shape), under LIMIT seconds, into
+# $OUT/ncu-NAME.csv (ncu's stderr in .err); one line a kernel to $LOG (tools/ncu_csv_rows.py).
+# Knobs for our kernels go in the caller's environment (VAR=VALUE ncu_flush ...).
+NCU_FLUSH_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread,launch__block_size,launch__grid_size
+ncu_flush() {
+  local name=$1 flush=$2 impls=$3 limit=$4
+  shift 4
+  NCU_FLUSH=$flush NCU_IMPLS=$impls timeout "$limit" ncu --clock-control none \
+    --cache-control none --replay-mode application --nvtx --nvtx-include "prof/" \
+    --metrics "${NCU_METRICS:-$NCU_FLUSH_METRICS}" --csv python3 tools/ncu_ops.py "$@" \
+    > "$OUT/ncu-$name.csv" 2> "$OUT/ncu-$name.err"
+  echo "rc $?" | tee -a "$LOG"
+  python3 tools/ncu_csv_rows.py "$OUT/ncu-$name.csv" | tee -a "$LOG"
+}
+
 # run_tests NAME LIMIT PYTEST_ARGS...: pytest (quiet, no cache, failures listed) under a
 # timeout of LIMIT seconds (SIGINT, so that the summary still prints) into $OUT/NAME.log; the
 # failures and the summary line to $LOG.

@@ -11,7 +11,8 @@
 #     replay: DRAM bytes read and written during each kernel, at the three shapes where the
 #     zeroing flush costs ours 2.4-3.3 us and Liger 0.5-2.3 (run Z)
 # Files: $OUT/aa1.log, $OUT/aa1-files.tar.gz. (The call ran with the CSV parsing of
-# tools/ncu_csv_rows.py inline, printing metric names shortened; the same rows.)
+# tools/ncu_csv_rows.py inline, printing metric names shortened; the same rows; and with ncu's
+# command inline, which gpu_prebuilt.sh's ncu_flush now is.)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu_env.sh
@@ -28,16 +29,12 @@ log "probe: addmm gelu, mm with CUBLASLT_WORKSPACE_SIZE=0"
 CUBLASLT_WORKSPACE_SIZE=0 python3 tools/gemm_attention_probe.py --tag lt-ws0 --only m \
   2>&1 | grep -E "addmm|^\| mm" | tee -a "$LOG"
 
-METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
 for flush in zero read; do
   fits 90 || break
   log "ncu, RMSNorm ours and Liger, NCU_FLUSH=$flush, --cache-control none, application replay"
-  NCU_FLUSH=$flush NCU_IMPLS=ltx,liger timeout 150 ncu --clock-control none --cache-control none \
-    --replay-mode application --nvtx --nvtx-include "prof/" --metrics "$METRICS" --csv \
-    python3 tools/ncu_ops.py rms_norm:2x2688x2048 rms_norm:1x4096x4096 rms_norm:2x2688x4096 \
-    > "$OUT/ncu-$flush.csv" 2> "$OUT/ncu-$flush.err"
-  echo "rc $?" | tee -a "$LOG"
-  python3 tools/ncu_csv_rows.py "$OUT/ncu-$flush.csv" | tee -a "$LOG"
+  NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+    ncu_flush "$flush" "$flush" ltx,liger 150 \
+    rms_norm:2x2688x2048 rms_norm:1x4096x4096 rms_norm:2x2688x4096
 done
 
 # only when the workspace setting took the projection's memsets away

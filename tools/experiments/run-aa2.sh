@@ -12,7 +12,8 @@
 #     (ours 16.13 us, 56% warps active, against Liger's 14.69, 87%)?
 #   - the same LTX 2B run with PyTorch's default workspace, every configuration
 #   - LLaMA-8B prefill, every configuration
-# Files: $OUT/aa2.log, $OUT/aa2-files.tar.gz.
+# Files: $OUT/aa2.log, $OUT/aa2-files.tar.gz. (The call ran with ncu's command inline; gpu_prebuilt.sh's
+# ncu_flush is the same command.)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu_env.sh
@@ -23,16 +24,10 @@ export LTX_E2E_ARGS="--cuda-graph --freeze --gelu-in-matmul"
 export LTX_E2E_KERNELS="Memset|memsets|rms_norm_dense|gated_residual_flat|adaln_dense|rms_norm_rope_dense"
 ltx_e2e ltx-ws0-all 280 --all-configs --cublaslt-workspace-kib 0
 
-METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread,launch__block_size,launch__grid_size
 if fits 60; then
   log "ncu, RMSNorm ours in Liger's layout, NCU_FLUSH=zero, --cache-control none, application replay"
-  LTX_RMS_DENSE_VPT=1 LTX_RMS_DENSE_THREADS=256 NCU_FLUSH=zero NCU_IMPLS=ltx timeout 60 \
-    ncu --clock-control none --cache-control none --replay-mode application --nvtx \
-    --nvtx-include "prof/" --metrics "$METRICS" --csv \
-    python3 tools/ncu_ops.py rms_norm:2x2688x2048 rms_norm:1x4096x4096 rms_norm:2x2688x4096 \
-    > "$OUT/ncu-knob.csv" 2> "$OUT/ncu-knob.err"
-  echo "rc $?" | tee -a "$LOG"
-  python3 tools/ncu_csv_rows.py "$OUT/ncu-knob.csv" | tee -a "$LOG"
+  LTX_RMS_DENSE_VPT=1 LTX_RMS_DENSE_THREADS=256 ncu_flush knob zero ltx 60 \
+    rms_norm:2x2688x2048 rms_norm:1x4096x4096 rms_norm:2x2688x4096
 fi
 if fits 200; then
   ltx_e2e ltx-default-all 280 --all-configs

@@ -13,7 +13,8 @@
 #     one vector a thread in 512-thread blocks)
 #   - if time is left, Nsight Compute (NCU_FLUSH=zero, application replay) of ours early / late
 #     and Liger at the three shapes run AA profiled: warps active, DRAM throughput, time
-# Files: $OUT/bb1.log, $OUT/bb1-files.tar.gz.
+# Files: $OUT/bb1.log, $OUT/bb1-files.tar.gz. (The call ran with ncu's command inline; gpu_prebuilt.sh's
+# ncu_flush is the same command.)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu_env.sh
@@ -38,18 +39,12 @@ AB_PEER=liger AB_ARGS="--rounds 2" AB_DTYPES=bf16 AB_SWEEP_LIMIT=75 \
   "late1=LTX_RMS_DENSE_LATE=1,LTX_RMS_DENSE_VPT=1,LTX_RMS_DENSE_THREADS=256" | tee -a "$LOG"
 tar -C "$W" -czf "$OUT/ab.tar.gz" ab
 
-METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread,launch__block_size,launch__grid_size
 for side in early late; do
   fits 50 || break
   log "ncu, RMSNorm $side (and Liger with early), NCU_FLUSH=zero, application replay"
   impls=ltx
   [[ $side == early ]] && impls=ltx,liger
-  LTX_RMS_DENSE_LATE=$([[ $side == late ]] && echo 1 || echo 0) NCU_FLUSH=zero \
-    NCU_IMPLS=$impls timeout 50 ncu --clock-control none --cache-control none \
-    --replay-mode application --nvtx --nvtx-include "prof/" --metrics "$METRICS" --csv \
-    python3 tools/ncu_ops.py rms_norm:2x2688x2048 rms_norm:1x4096x4096 rms_norm:2x2688x4096 \
-    > "$OUT/ncu-$side.csv" 2> "$OUT/ncu-$side.err"
-  echo "rc $?" | tee -a "$LOG"
-  python3 tools/ncu_csv_rows.py "$OUT/ncu-$side.csv" | tee -a "$LOG"
+  LTX_RMS_DENSE_LATE=$([[ $side == late ]] && echo 1 || echo 0) ncu_flush "$side" zero "$impls" 50 \
+    rms_norm:2x2688x2048 rms_norm:1x4096x4096 rms_norm:2x2688x4096
 done
 experiment_end
