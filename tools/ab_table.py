@@ -51,12 +51,12 @@ def main(argv):
         if len(argv) < 2:
             raise SystemExit(__doc__)
         peer, argv = argv[1], argv[2:]
-    pa, pb = sides(argv)
-    a, b = [times(p) for p in pa], [times(p) for p in pb]
+    paths_a, paths_b = sides(argv)
+    a, b = [times(p) for p in paths_a], [times(p) for p in paths_b]
     if peer is None:
         print("| op | shape | dtype | A us | B us | B / A |\n|---|---|---|---|---|---|")
     else:
-        qa, qb = [times(p, peer) for p in pa], [times(p, peer) for p in pb]
+        qa, qb = [times(p, peer) for p in paths_a], [times(p, peer) for p in paths_b]
         print(f"| op | shape | dtype | A us | B us | B / A | {peer} (A runs) us | "
               f"{peer} (B runs) us | A: {peer} / ours | B: {peer} / ours |\n"
               "|---|---|---|---|---|---|---|---|---|---|")
@@ -70,8 +70,8 @@ def main(argv):
             xa, xb = [t[k] for t in qa if k in t], [t[k] for t in qb if k in t]
             if len(xa) != len(qa) or len(xb) != len(qb):
                 continue
-            pa_, pb_ = statistics.fmean(xa), statistics.fmean(xb)
-            row += f" {cell(xa)} | {cell(xb)} | {pa_ / ma:.3f} | {pb_ / mb:.3f} |"
+            row += (f" {cell(xa)} | {cell(xb)} | {statistics.fmean(xa) / ma:.3f} | "
+                    f"{statistics.fmean(xb) / mb:.3f} |")
         print(row)
 
 
