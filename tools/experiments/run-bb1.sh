@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run BB, device call 1, on B1 (554aa13's CUDA source plus rms_norm.cu's LATE instances, chosen
-# by LTX_RMS_DENSE_LATE=1; carry [".whl-h", ".prebuilt"], WHEELS=.whl-h). One question, issue 4's
+# by LTX_RMS_DENSE_LATE=1: tools/experiments/rms_dense_late.patch; carry [".whl-h", ".prebuilt"], WHEELS=.whl-h). One question, issue 4's
 # largest cluster of misses (RMSNorm 0.91-0.99x Liger at 15 of 18 shapes):
 #   - does RMSNorm's dense kernel with the weight loaded after the reduction and x held packed
 #     across it (LATE: 48 -> 32 registers for bf16 rows of two vectors a thread, 5 -> 8 blocks
