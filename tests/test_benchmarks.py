@@ -489,7 +489,8 @@ def test_ncu_flush_profiles_with_the_sweeps_flush(tmp_path):
     """tools/gpu_prebuilt.sh: ncu_flush NAME FLUSH IMPLS LIMIT CASE... runs ncu on
     tools/ncu_ops.py with the flush and implementations in its environment (and the caller's
     knobs), the L2 left as the flush leaves it and application replay, the default metrics
-    unless NCU_METRICS says others, into $OUT/ncu-NAME.csv; one line a kernel in $LOG."""
+    unless NCU_METRICS says others (or NCU_SECTIONS sections), into $OUT/ncu-NAME.csv; one
+    line a kernel in $LOG."""
     import os
     import subprocess
 
@@ -505,20 +506,24 @@ cat {real}
     out.mkdir()
     script = (f"source {ROOT}/tools/gpu_prebuilt.sh && OUT={out} && LOG={out}/x.log && "
               "LTX_KNOB=7 ncu_flush late zero ltx,liger 30 rms_norm:2x2688x2048 && "
-              "NCU_METRICS=a.sum ncu_flush r read ltx 30 rms_norm:1x4096x4096")
+              "NCU_METRICS=a.sum ncu_flush r read ltx 30 rms_norm:1x4096x4096 && "
+              "NCU_SECTIONS='WarpStateStats MemoryWorkloadAnalysis' "
+              "ncu_flush s read ltx 30 rms_norm:1x4096x4096")
     r = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True,
                        env={**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"},
                        timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
-    first, second = (tmp_path / "calls").read_text().splitlines()
+    first, second, third = (tmp_path / "calls").read_text().splitlines()
     assert first.startswith("zero ltx,liger 7 --clock-control none --cache-control none "
                             "--replay-mode application")
     assert "gpu__time_duration.sum,dram__bytes_read.sum" in first
     assert first.endswith("--csv python3 tools/ncu_ops.py rms_norm:2x2688x2048")
     assert second.startswith("read ltx - ") and "--metrics a.sum --csv" in second
+    assert "--metrics" not in third and \
+        "--section WarpStateStats --section MemoryWorkloadAnalysis --csv" in third
     assert (out / "ncu-late.csv").read_text() == real.read_text()
     log = (out / "x.log").read_text()
-    assert log.count("rc 0") == 2
+    assert log.count("rc 0") == 3
     assert "rms_norm_dense_kernel" in log and "gpu__time_duration.sum=" in log
 
 

@@ -186,16 +186,24 @@ launch__registers_per_thread,launch__grid_size,launch__block_size,smsp__inst_exe
 # for IMPLS (comma-separated) with the sweep's L2 flush FLUSH (zero or read) before each profiled
 # launch, so the kernel meets the L2 that flush leaves (--cache-control none) and no pass meets
 # another pass's (--replay-mode application); the metrics in ${NCU_METRICS} (default: time, DRAM
-# bytes and throughput, warps active, registers, launch shape), under LIMIT seconds, into
-# $OUT/ncu-NAME.csv (ncu's stderr in .err); one line a kernel to $LOG (tools/ncu_csv_rows.py).
-# Knobs for our kernels go in the caller's environment (VAR=VALUE ncu_flush ...).
+# bytes and throughput, warps active, registers, launch shape), or with ${NCU_SECTIONS} (names
+# separated by spaces, e.g. "WarpStateStats MemoryWorkloadAnalysis") those sections instead,
+# under LIMIT seconds, into $OUT/ncu-NAME.csv (ncu's stderr in .err); one line a kernel to
+# $LOG (tools/ncu_csv_rows.py). Each pass re-runs the application, so a section of several
+# passes costs that many runs of ncu_ops.py. Knobs for our kernels go in the caller's
+# environment (VAR=VALUE ncu_flush ...).
 NCU_FLUSH_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread,launch__block_size,launch__grid_size
 ncu_flush() {
   local name=$1 flush=$2 impls=$3 limit=$4
   shift 4
+  local what=(--metrics "${NCU_METRICS:-$NCU_FLUSH_METRICS}") s
+  if [[ -n ${NCU_SECTIONS:-} ]]; then
+    what=()
+    for s in $NCU_SECTIONS; do what+=(--section "$s"); done
+  fi
   NCU_FLUSH=$flush NCU_IMPLS=$impls timeout "$limit" ncu --clock-control none \
     --cache-control none --replay-mode application --nvtx --nvtx-include "prof/" \
-    --metrics "${NCU_METRICS:-$NCU_FLUSH_METRICS}" --csv python3 tools/ncu_ops.py "$@" \
+    "${what[@]}" --csv python3 tools/ncu_ops.py "$@" \
     > "$OUT/ncu-$name.csv" 2> "$OUT/ncu-$name.err"
   echo "rc $?" | tee -a "$LOG"
   python3 tools/ncu_csv_rows.py "$OUT/ncu-$name.csv" | tee -a "$LOG"
