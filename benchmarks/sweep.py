@@ -29,6 +29,7 @@ import datetime
 import json
 import math
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -200,21 +201,35 @@ def bench(fn: Callable[[], object], graph: bool = True) -> float:
 
 
 ROUNDS = 1  # --rounds
+ORDER = "alternate"  # --order
+
+
+def round_order(names: list[str], label: str, r: int, how: str | None = None) -> list[str]:
+    """The order of round `r` (from 0) of a case's implementations: "alternate", the table's
+    order in even rounds and its reverse in odd ones; "shuffle", a permutation drawn from a
+    generator seeded by the case's label and the round, so that no implementation keeps the
+    same predecessor from round to round and a rerun times the same orders."""
+    if (how or ORDER) == "shuffle":
+        order = list(names)
+        random.Random(f"{label}/{r}").shuffle(order)
+        return order
+    return list(names) if r % 2 == 0 else list(names)[::-1]
 
 
 def time_impls(fns: dict[str, Callable[[], object]], label: str, graph: bool,
-               rounds: int | None = None) -> dict[str, float]:
+               rounds: int | None = None, order: str | None = None) -> dict[str, float]:
     """`bench` of each implementation; one that fails is reported and left out. With several
-    `rounds` (default: --rounds) the implementations are timed in the table's order, then in
-    reverse, and so on, and each keeps the median of its rounds: run U found Liger's RMSNorm
-    up to 12% faster timed after torch.compile's kernel than right after ours, so a time can
-    depend on what ran before it."""
+    `rounds` (default: --rounds) each keeps the median of its rounds, timed in the orders
+    `round_order` gives (default: --order): run U found Liger's RMSNorm up to 12% faster
+    timed after torch.compile's kernel than right after ours, and run CC (change 84) that
+    whichever implementation follows compile's kernel gains ~3%, so a time can depend on what
+    ran before it, and the alternating order gives each implementation the same neighbours
+    in every round."""
     times: dict[str, list[float]] = {}
     failed: set[str] = set()
-    order = list(fns)
     WINDOWS.clear()
     for r in range(rounds or ROUNDS):
-        for name in order if r % 2 == 0 else order[::-1]:
+        for name in round_order(list(fns), label, r, order):
             if name in failed:
                 continue
             _windows.clear()
@@ -743,7 +758,8 @@ def write_outputs(rows: list[dict], out: Path, meta: dict, plot: bool = True) ->
             w.writerow({k: r.get(k, "") for k in fields})
     impls = [i for i in dict.fromkeys(r["impl"] for r in rows)]
     rounds = meta.get("rounds", 1)
-    rounds_note = f"; each the median of {rounds} rounds in alternating order" if rounds > 1 else ""
+    how = "shuffled" if meta.get("order") == "shuffle" else "alternating"
+    rounds_note = f"; each the median of {rounds} rounds in {how} order" if rounds > 1 else ""
     lines = [f"GPU: {meta['gpu']}; torch {meta['torch']}; {meta['date']}; copy "
              f"{meta['copy_GBps']:.0f} GB/s. Time in us (median of CUDA-graph replays, "
              f"L2 flushed by {meta.get('flush', 'zero')}ing 256 MB"
@@ -898,6 +914,11 @@ def main(argv=None) -> int:
                     help="time each case's implementations N times, alternating the table's "
                          "order and its reverse, and keep each one's median (the order can "
                          "move a time: PERFORMANCE.md, run U, change 56)")
+    ap.add_argument("--order", choices=("alternate", "shuffle"), default="alternate",
+                    help="the rounds' orders: the table's order and its reverse in turn "
+                         "(alternate), or a seeded shuffle a round (shuffle), so that no "
+                         "implementation is always timed right after the same one (run CC, "
+                         "change 84: the one after torch.compile's kernel gains ~3%%)")
     args = ap.parse_args(argv)
     dtypes = (args.dtypes or ("bf16" if args.quick else "bf16,fp16")).split(",")
     ops = [o for o in args.ops.split(",") if o]
@@ -908,8 +929,9 @@ def main(argv=None) -> int:
         todo = select_cases(ops, dtypes, args.quick, args.shapes)
     except ValueError as e:
         ap.error(str(e))
-    global FLUSH, ROUNDS
+    global FLUSH, ROUNDS, ORDER
     FLUSH = args.flush
+    ORDER = args.order
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
     ROUNDS = args.rounds
@@ -933,7 +955,8 @@ def main(argv=None) -> int:
     copy_gbps = copy_bandwidth()
     meta = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__,
                 date=datetime.date.today().isoformat(), copy_GBps=copy_gbps,
-                no_graph=args.no_graph, flush=args.flush, rounds=args.rounds)
+                no_graph=args.no_graph, flush=args.flush, rounds=args.rounds,
+                order=args.order)
     print(f"# {meta['gpu']} torch {meta['torch']} copy {copy_gbps:.0f} GB/s", flush=True)
     rows: list[dict] = []
     for n, (op, shape, dt) in enumerate(todo, 1):

@@ -756,6 +756,43 @@ echo "  kernels+compile against compile: 1.007x"
     assert "loading model" not in text and "loading model" in (out / "llama.log").read_text()
 
 
+def test_sweep_rounds_shuffled_order(monkeypatch, tmp_path):
+    """--order shuffle: each round times every implementation once, in an order drawn from a
+    generator seeded by the case and the round (the same on a rerun, different across rounds
+    and cases), so that no implementation keeps one predecessor; the table's header says so.
+    The default stays the alternating order."""
+    import sweep
+
+    names = ["ltx", "eager", "F.rms_norm", "compile", "liger"]
+    orders = [sweep.round_order(names, "rms_norm 2x2688x2048 bf16", r, "shuffle")
+              for r in range(6)]
+    assert all(sorted(o) == sorted(names) for o in orders)
+    assert len({tuple(o) for o in orders}) > 1, "every round in one order"
+    before = {o[o.index("liger") - 1] for o in orders if o.index("liger") > 0}
+    assert len(before) > 1, "liger always after the same implementation"
+    assert orders == [sweep.round_order(names, "rms_norm 2x2688x2048 bf16", r, "shuffle")
+                      for r in range(6)], "not reproducible"
+    assert orders[0] != sweep.round_order(names, "rms_norm 1x4096x4096 bf16", 0, "shuffle") or \
+        orders[1] != sweep.round_order(names, "rms_norm 1x4096x4096 bf16", 1, "shuffle")
+    assert sweep.round_order(names, "x", 1) == names[::-1]  # default: alternate
+
+    calls = []
+
+    def fake_bench(fn, graph=True):
+        calls.append(fn())
+        return 1.0
+
+    monkeypatch.setattr(sweep, "bench", fake_bench)
+    fns = {n: (lambda n=n: n) for n in names}
+    sweep.time_impls(fns, "rms_norm 2x2688x2048 bf16", True, rounds=6, order="shuffle")
+    assert calls == [n for o in orders for n in o]
+    row = dict(op="rms_norm", shape="1x8x64", dtype="bf16", impl="ltx", us=2.0, GBps=1.0,
+               copy_share=0.1, MB=1.0, vs_best_peer="")
+    meta = dict(gpu="g", torch="t", date="d", copy_GBps=4000.0, rounds=6, order="shuffle")
+    sweep.write_outputs([row], tmp_path, meta, plot=False)
+    assert "each the median of 6 rounds in shuffled order" in (tmp_path / "sweep.md").read_text()
+
+
 def test_sweep_rounds_alternate_order(monkeypatch, tmp_path):
     """--rounds N: each case's implementations timed N times, the table's order then its
     reverse, each keeping the median of its rounds; one that fails is tried once; the table's

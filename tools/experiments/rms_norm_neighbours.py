@@ -49,7 +49,7 @@ def main() -> int:
                   file=sys.stderr)
             return 2
         t = sweep.time_impls({n: case.impls[n] for n in order}, spec, graph=True,
-                             rounds=args.rounds)
+                             rounds=args.rounds, order="alternate")
         print(f"order {args.order} | {spec} | " +
               " | ".join(f"{n} {t[n]:.2f}" for n in order), flush=True)
     return 0
