@@ -10,6 +10,7 @@
 # CUDA context as the questions; changed to this when the session had ~250 s of device time
 # left (CALL_BUDGET sets what `fits` allows). NOT RUN: two attempts found no machine, and the
 # device time they cost left too little to start one; the next session's first question.
+# Ran as this loop inside run CC's first call (run-cc1.sh; PERFORMANCE.md, change 84).
 # Files: $OUT/bb5.log.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
