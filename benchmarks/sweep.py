@@ -911,9 +911,9 @@ def main(argv=None) -> int:
                          "implementation is timed: columns sm_mhz and power_w, and a table of "
                          "the clocks after the times")
     ap.add_argument("--rounds", type=int, default=1,
-                    help="time each case's implementations N times, alternating the table's "
-                         "order and its reverse, and keep each one's median (the order can "
-                         "move a time: PERFORMANCE.md, run U, change 56)")
+                    help="time each case's implementations N times, in the orders --order "
+                         "gives, and keep each one's median (the order can move a time: "
+                         "PERFORMANCE.md, run U, change 56; run CC, change 84)")
     ap.add_argument("--order", choices=("alternate", "shuffle"), default="alternate",
                     help="the rounds' orders: the table's order and its reverse in turn "
                          "(alternate), or a seeded shuffle a round (shuffle), so that no "
