@@ -663,6 +663,52 @@ def test_targets_counts(tmp_path):
     assert "fused: >= the bytes ratio: 1 of 2" in out
 
 
+def test_summary_table_rows(tmp_path):
+    """tools/summary_table.py: ours in bold where the best peer's time over ours is 0.995 or
+    more (targets.py's level), the best peer never ours, the unfused sequence or a reference;
+    one column group a CSV; --behind lists the trailing cases, slowest first; a case missing
+    from a CSV, or a CSV of two dtypes, is an error."""
+    import subprocess
+
+    head = "op,shape,dtype,impl,us,GBps,copy_share,MB,vs_best_peer,vs_unfused,bytes_ratio\n"
+
+    def write(name, dtype, rows):
+        p = tmp_path / name
+        p.write_text(head + "".join(f"{r[0]},{r[1]},{dtype},{r[2]},{r[3]},1,{r[4]},44.0,,,\n"
+                                    for r in rows))
+        return p
+
+    bf = write("bf.csv", "bf16", [
+        ("a", "1x2", "ltx", 10.0, 0.5), ("a", "1x2", "liger", 9.96, 0.5),
+        ("a", "1x2", "compile", 12.0, 0.4), ("a", "1x2", "unfused", 5.0, 0.9),
+        ("b", "3x4", "ltx", 10.0, 0.6), ("b", "3x4", "compile", 9.0, 0.7),
+        ("b", "3x4", "floor", 4.0, 0.1)])
+    fp = write("fp.csv", "fp16", [
+        ("a", "1x2", "ltx", 8.0, 0.6), ("a", "1x2", "compile", 10.0, 0.5),
+        ("b", "3x4", "ltx", 9.0, 0.6), ("b", "3x4", "eager", 20.0, 0.3)])
+    tool = [sys.executable, str(ROOT / "tools" / "summary_table.py")]
+
+    def run(*args, ok=True):
+        r = subprocess.run([*tool, *map(str, args)], capture_output=True, text=True)
+        assert (r.returncode == 0) == ok, r.stderr
+        return r.stdout.splitlines() if ok else r.stderr
+
+    out = run(bf, fp, "--rows", "a:1x2,b:3x4")
+    assert out[0] == ("| op | shape | MB | bf16: ours | best peer | ours / best | fp16: ours | "
+                      "best peer | ours / best |")
+    assert out[2] == ("| a | 1x2 | 44.0 | **10.0 us (50%)** | liger 10.0 | 1.00x | "
+                      "**8.0 us (60%)** | compile 10.0 | 1.25x |")
+    assert out[3] == ("| b | 3x4 | 44.0 | 10.0 us (60%) | compile 9.0 | 0.90x | "
+                      "**9.0 us (60%)** | eager 20.0 | 2.22x |")
+    assert run(bf, "--card", "--rows", "a:1x2")[2] == "| a | 1x2 | 10.0 us (50%) | - | 12.0 | 10.0 |"
+    assert run(bf, "--behind") == ["bf16: 1 of 2 cases behind the best peer",
+                                   "b 3x4: 0.90x compile (10.0 against 9.0 us)"]
+    assert "no case c:1x1" in run(bf, "--rows", "c:1x1", ok=False)
+    both = tmp_path / "both.csv"
+    both.write_text(bf.read_text() + fp.read_text().split("\n", 1)[1])
+    assert "one dtype a CSV" in run(both, ok=False)
+
+
 def test_sweep_select_cases_by_shape():
     """--shapes keeps only the named cases of the chosen ops, in the table's order, for every
     dtype; a shape that is none of their cases is an error that lists theirs."""
