@@ -240,7 +240,9 @@ def time_impls(fns: dict[str, Callable[[], object]], label: str, graph: bool,
                 failed.add(name)
                 times.pop(name, None)
                 print(f"# {label} {name} failed: {type(e).__name__}: {e}", file=sys.stderr)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    # In `fns`' order whatever the rounds' orders were: the table's columns and the CSV's rows
+    # follow it (with --order shuffle they had followed the first round's draw).
+    return {name: statistics.median(times[name]) for name in fns if name in times}
 
 
 def copy_bandwidth() -> float:
@@ -726,6 +728,9 @@ COLORS = {"ltx": "tab:blue", "eager": "tab:orange", "F.rms_norm": "tab:purple",
 # "stream" are drawn, "floor" not.
 REFERENCES = ("floor", "stream")
 NOT_PEERS = ("ltx", "copy", "unfused") + REFERENCES
+# The tables' columns: ours, the peers, the references, the unfused sequence (others after).
+IMPL_ORDER = ("ltx", "eager", "F.rms_norm", "compile", "liger", "copy", "stream", "floor",
+              "unfused")
 
 
 def best_peer_time(times: dict[str, float]) -> float:
@@ -756,7 +761,8 @@ def write_outputs(rows: list[dict], out: Path, meta: dict, plot: bool = True) ->
         w.writeheader()
         for r in rows:
             w.writerow({k: r.get(k, "") for k in fields})
-    impls = [i for i in dict.fromkeys(r["impl"] for r in rows)]
+    impls = sorted(dict.fromkeys(r["impl"] for r in rows),  # stable: unknown ones keep theirs
+                   key=lambda i: IMPL_ORDER.index(i) if i in IMPL_ORDER else len(IMPL_ORDER))
     rounds = meta.get("rounds", 1)
     how = "shuffled" if meta.get("order") == "shuffle" else "alternating"
     rounds_note = f"; each the median of {rounds} rounds in {how} order" if rounds > 1 else ""

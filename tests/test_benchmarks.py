@@ -830,8 +830,10 @@ def test_sweep_rounds_shuffled_order(monkeypatch, tmp_path):
 
     monkeypatch.setattr(sweep, "bench", fake_bench)
     fns = {n: (lambda n=n: n) for n in names}
-    sweep.time_impls(fns, "rms_norm 2x2688x2048 bf16", True, rounds=6, order="shuffle")
+    got = sweep.time_impls(fns, "rms_norm 2x2688x2048 bf16", True, rounds=6, order="shuffle")
     assert calls == [n for o in orders for n in o]
+    # the result (the table's columns, the CSV's rows) in the implementations' own order
+    assert list(got) == names and orders[0] != names
     row = dict(op="rms_norm", shape="1x8x64", dtype="bf16", impl="ltx", us=2.0, GBps=1.0,
                copy_share=0.1, MB=1.0, vs_best_peer="")
     meta = dict(gpu="g", torch="t", date="d", copy_GBps=4000.0, rounds=6, order="shuffle")
