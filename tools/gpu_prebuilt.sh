@@ -133,6 +133,26 @@ ltx_e2e() {
 }
 
 
+# ltx_time CONFIG LIMIT: scripts/benchmark_example.py at the LTX-Video target setting (as
+# ltx_e2e, with ${LTX_E2E_ARGS:-}) for one configuration (compile, kernels or kernels+compile),
+# in its own process, no profile: the times only, under LIMIT seconds, into
+# $OUT/ltx-CONFIG[-$LTX_TAG].{log,json}; its time lines to $LOG.
+ltx_time() {
+  local cfg=$1 flags name=ltx-$1${LTX_TAG:+-$LTX_TAG}
+  case $cfg in
+    compile) flags="--compile --no-use-optimized-kernels" ;;
+    kernels) flags="--use-optimized-kernels" ;;
+    kernels+compile) flags="--compile --use-optimized-kernels" ;;
+    *) echo "ltx_time: unknown configuration $cfg" >&2; return 2 ;;
+  esac
+  log "LTX 2B: $cfg: ${LTX_E2E_ARGS:-}"
+  timeout "$2" python3 scripts/benchmark_example.py --num-frames 49 --height 512 --width 768 \
+    --batch-size 1 --cfg --steps 10 --warmup-iterations 2 --no-progress ${LTX_E2E_ARGS:-} \
+    $flags --json "$OUT/$name.json" > "$OUT/$name.log" 2>&1
+  echo "rc $?" | tee -a "$LOG"
+  grep -E "ms/step|over the loop|GPU state|Error|error" "$OUT/$name.log" | tee -a "$LOG"
+}
+
 # llama_e2e LIMIT: scripts/benchmark_transformers.py, LLaMA-8B prefill of 4096 tokens, eager /
 # kernels / compile / kernels + compile in 3 alternating rounds of 5, under LIMIT seconds, into
 # $OUT/llama.{log,json}; the rounds, medians and speedups to $LOG.
