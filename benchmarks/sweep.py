@@ -201,7 +201,7 @@ def bench(fn: Callable[[], object], graph: bool = True) -> float:
 
 
 ROUNDS = 1  # --rounds
-ORDER = "alternate"  # --order
+ORDER = "shuffle"  # --order
 
 
 def round_order(names: list[str], label: str, r: int, how: str | None = None) -> list[str]:
@@ -223,8 +223,8 @@ def time_impls(fns: dict[str, Callable[[], object]], label: str, graph: bool,
     `round_order` gives (default: --order): run U found Liger's RMSNorm up to 12% faster
     timed after torch.compile's kernel than right after ours, and run CC (change 84) that
     whichever implementation follows compile's kernel gains ~3%, so a time can depend on what
-    ran before it, and the alternating order gives each implementation the same neighbours
-    in every round."""
+    ran before it: the alternating order gives each implementation the same neighbours in
+    every round, the shuffled one (the default) does not."""
     times: dict[str, list[float]] = {}
     failed: set[str] = set()
     WINDOWS.clear()
@@ -920,11 +920,12 @@ def main(argv=None) -> int:
                     help="time each case's implementations N times, in the orders --order "
                          "gives, and keep each one's median (the order can move a time: "
                          "PERFORMANCE.md, run U, change 56; run CC, change 84)")
-    ap.add_argument("--order", choices=("alternate", "shuffle"), default="alternate",
-                    help="the rounds' orders: the table's order and its reverse in turn "
-                         "(alternate), or a seeded shuffle a round (shuffle), so that no "
-                         "implementation is always timed right after the same one (run CC, "
-                         "change 84: the one after torch.compile's kernel gains ~3%%)")
+    ap.add_argument("--order", choices=("alternate", "shuffle"), default="shuffle",
+                    help="the rounds' orders: a seeded shuffle a round (shuffle, the default "
+                         "since run DD's tables), so that no implementation is always timed "
+                         "right after the same one (run CC, change 84: the one after "
+                         "torch.compile's kernel gains ~3%%), or the table's order and its "
+                         "reverse in turn (alternate: run Z's and earlier tables)")
     args = ap.parse_args(argv)
     dtypes = (args.dtypes or ("bf16" if args.quick else "bf16,fp16")).split(",")
     ops = [o for o in args.ops.split(",") if o]

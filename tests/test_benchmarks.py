@@ -131,9 +131,10 @@ def test_sweep_clock_log(tmp_path, monkeypatch):
         return fn()
 
     monkeypatch.setattr(sweep, "bench", fake_bench)
-    times = sweep.time_impls({"ltx": lambda: 1.0, "liger": lambda: 2.0}, "x", True, rounds=2)
+    times = sweep.time_impls({"ltx": lambda: 1.0, "liger": lambda: 2.0}, "x", True, rounds=2,
+                             order="alternate")
     assert times == {"ltx": 1.0, "liger": 2.0}
-    # rounds alternate the order: ltx, liger, then liger, ltx
+    # the alternating order: ltx, liger, then liger, ltx
     assert sweep.WINDOWS == {"ltx": [(1.0, 1.2), (2.2, 2.3)], "liger": [(1.3, 1.4), (2.0, 2.1)]}
 
     monkeypatch.setattr(sweep, "MONITOR", log)
@@ -806,7 +807,7 @@ def test_sweep_rounds_shuffled_order(monkeypatch, tmp_path):
     """--order shuffle: each round times every implementation once, in an order drawn from a
     generator seeded by the case and the round (the same on a rerun, different across rounds
     and cases), so that no implementation keeps one predecessor; the table's header says so.
-    The default stays the alternating order."""
+    It is the default (run DD's tables); the alternating order stays available."""
     import sweep
 
     names = ["ltx", "eager", "F.rms_norm", "compile", "liger"]
@@ -820,7 +821,8 @@ def test_sweep_rounds_shuffled_order(monkeypatch, tmp_path):
                       for r in range(6)], "not reproducible"
     assert orders[0] != sweep.round_order(names, "rms_norm 1x4096x4096 bf16", 0, "shuffle") or \
         orders[1] != sweep.round_order(names, "rms_norm 1x4096x4096 bf16", 1, "shuffle")
-    assert sweep.round_order(names, "x", 1) == names[::-1]  # default: alternate
+    assert sweep.round_order(names, "x", 1, "alternate") == names[::-1]
+    assert sweep.ORDER == "shuffle"  # the default since run DD's tables
 
     calls = []
 
@@ -858,11 +860,11 @@ def test_sweep_rounds_alternate_order(monkeypatch, tmp_path):
 
     monkeypatch.setattr(sweep, "bench", fake_bench)
     fns = {"ltx": lambda: "ltx", "broken": lambda: "broken", "liger": lambda: "liger"}
-    times = sweep.time_impls(fns, "rms_norm 1x8x64 bf16", True, rounds=3)
+    times = sweep.time_impls(fns, "rms_norm 1x8x64 bf16", True, rounds=3, order="alternate")
     assert calls == ["ltx", "broken", "liger", "liger", "ltx", "ltx", "liger"]
     assert times == {"ltx": 2.0, "liger": 3.0}
     row = dict(op="rms_norm", shape="1x8x64", dtype="bf16", impl="ltx", us=2.0, GBps=1.0,
                copy_share=0.1, MB=1.0, vs_best_peer="")
-    meta = dict(gpu="g", torch="t", date="d", copy_GBps=4000.0, rounds=3)
+    meta = dict(gpu="g", torch="t", date="d", copy_GBps=4000.0, rounds=3, order="alternate")
     sweep.write_outputs([row], tmp_path, meta, plot=False)
     assert "each the median of 3 rounds in alternating order" in (tmp_path / "sweep.md").read_text()
