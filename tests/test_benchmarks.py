@@ -803,6 +803,60 @@ echo "  kernels+compile against compile: 1.007x"
     assert "loading model" not in text and "loading model" in (out / "llama.log").read_text()
 
 
+def test_full_table_and_ltx_time(tmp_path):
+    """tools/gpu_prebuilt.sh: full_table DTYPE LIMIT runs the full sweep of one dtype in
+    shuffled rounds with --monitor into $W/full-DTYPE, logs the case count and the target
+    counts, and packs the table; ltx_time CONFIG LIMIT runs one LTX configuration with flags
+    benchmark_example.py has (compile alone: --no-use-optimized-kernels), its times to $LOG;
+    an unknown configuration is an error."""
+    import tarfile
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import benchmark_example
+
+    stub = tmp_path / "bin" / "python3"
+    stub.parent.mkdir()
+    stub.write_text("""#!/bin/bash
+echo "$@" >> calls
+case "$1" in
+  benchmarks/sweep.py) out=${@: -1}; mkdir -p "$out"
+    printf 'op,shape,dtype,impl,us,GBps,copy_share,MB,vs_best_peer,vs_unfused,bytes_ratio\\n' > "$out/sweep.csv"
+    echo "[1/1] rms_norm 1x8x64 fp16" ;;
+  tools/targets.py) echo "  level or ahead of the best peer: 1 of 1" ;;
+  scripts/benchmark_example.py) echo "  compile   43.12 ms/step (median)"; echo "noise" ;;
+esac
+""")
+    stub.chmod(0o755)
+    out, log, w = tmp_path / "out", tmp_path / "run.log", tmp_path / "w"
+    out.mkdir()
+    w.mkdir()
+    env = {**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"}
+    script = (f"source {ROOT}/tools/gpu_prebuilt.sh && OUT={out} && LOG={log} && W={w} && "
+              "full_table fp16 30 && LTX_E2E_ARGS=--freeze ltx_time compile 30 && "
+              "LTX_TAG=2 ltx_time kernels+compile 30 && ltx_time eager 30")
+    r = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert r.returncode == 2 and "unknown configuration eager" in r.stderr, r.stdout + r.stderr
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert calls[0] == (f"benchmarks/sweep.py --dtypes fp16 --rounds 3 --order shuffle --monitor "
+                        f"--out {w}/full-fp16")
+    assert calls[1] == f"tools/targets.py {w}/full-fp16/sweep.csv"
+    compile_args = calls[2].split()[1:]
+    assert "--freeze" in compile_args and f"{out}/ltx-compile.json" in compile_args
+    kc_args = calls[3].split()[1:]
+    assert f"{out}/ltx-kernels+compile-2.json" in kc_args and "--freeze" not in kc_args
+    for args in (compile_args, kc_args):  # flags the script has
+        benchmark_example.parse_args(args)
+    assert not benchmark_example.parse_args(compile_args).use_optimized_kernels
+    assert benchmark_example.parse_args(compile_args).compile
+    assert benchmark_example.parse_args(kc_args).use_optimized_kernels
+    text = log.read_text()
+    assert "rc 0 (1 cases)" in text and "level or ahead of the best peer: 1 of 1" in text
+    assert text.count("43.12 ms/step") == 2 and "noise" not in text
+    with tarfile.open(out / "sweeps-fp16.tar.gz") as t:
+        assert "full-fp16/sweep.csv" in t.getnames()
+
+
 def test_sweep_rounds_shuffled_order(monkeypatch, tmp_path):
     """--order shuffle: each round times every implementation once, in an order drawn from a
     generator seeded by the case and the round (the same on a rerun, different across rounds

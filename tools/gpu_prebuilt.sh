@@ -133,6 +133,20 @@ ltx_e2e() {
 }
 
 
+# full_table DTYPE LIMIT: issue 4's full table in one dtype (benchmarks/sweep.py, every op,
+# shape and peer, 3 rounds in the default shuffled order, --monitor) under LIMIT seconds, into
+# $W/full-DTYPE (partial results survive the limit), its log $OUT/sweep-DTYPE.log; the case
+# count and tools/targets.py's counts to $LOG, the table packed into $OUT/sweeps-DTYPE.tar.gz.
+full_table() {
+  local dt=$1
+  log "full sweep, $dt, every op and peer, 3 rounds in shuffled order, --monitor"
+  timeout "$2" python3 benchmarks/sweep.py --dtypes "$dt" --rounds 3 --order shuffle --monitor \
+    --out "$W/full-$dt" > "$OUT/sweep-$dt.log" 2>&1
+  echo "rc $? ($(grep -c '^\[' "$OUT/sweep-$dt.log") cases)" | tee -a "$LOG"
+  python3 tools/targets.py "$W/full-$dt/sweep.csv" | tee -a "$LOG"
+  tar -C "$W" -czf "$OUT/sweeps-$dt.tar.gz" "full-$dt"
+}
+
 # ltx_time CONFIG LIMIT: scripts/benchmark_example.py at the LTX-Video target setting (as
 # ltx_e2e, with ${LTX_E2E_ARGS:-}) for one configuration (compile, kernels or kernels+compile),
 # in its own process, no profile: the times only, under LIMIT seconds, into

@@ -19,12 +19,7 @@ source tools/gpu_prebuilt.sh
 experiment_start dd1
 use_prebuilt Y0 | tee -a "$LOG"
 
-log "full sweep, bf16, every op and peer, 3 rounds in shuffled order, --monitor"
-timeout 400 python3 benchmarks/sweep.py --dtypes bf16 --rounds 3 --order shuffle --monitor \
-  --out "$W/full-bf16" > "$OUT/sweep-bf16.log" 2>&1
-echo "rc $? ($(grep -c '^\[' "$OUT/sweep-bf16.log") cases)" | tee -a "$LOG"
-python3 tools/targets.py "$W/full-bf16/sweep.csv" | tee -a "$LOG"
-tar -C "$W" -czf "$OUT/sweeps.tar.gz" full-bf16
+full_table bf16 400  # (as run, the table was packed as $OUT/sweeps.tar.gz)
 
 LONG=1x4096x8192,1x16384x8192,1x16384x4096,8x8192x4096
 if fits 130; then
