@@ -11,6 +11,8 @@ shapes); fused ops at least their bytes ratio against the unfused sequence of fa
 import csv
 import sys
 
+LEVEL = 0.995  # best peer time / ours at or above it: level (1.00x at two decimals) or ahead
+
 
 def count(path):
     with open(path) as f:
@@ -24,7 +26,7 @@ def count(path):
     fused = [r for r in ours if r.get("vs_unfused")]
     return {
         "level or ahead of the best peer": share(
-            ours, lambda r: r["vs_best_peer"] != "" and float(r["vs_best_peer"]) >= 0.995),
+            ours, lambda r: r["vs_best_peer"] != "" and float(r["vs_best_peer"]) >= LEVEL),
         ">= 90% of the copy from 64 MB": share(big, lambda r: float(r["copy_share"]) >= 0.9),
         ">= 1.3x the best peer to 16 MB": share(small,
                                                 lambda r: float(r["vs_best_peer"]) >= 1.3),
