@@ -733,10 +733,17 @@ IMPL_ORDER = ("ltx", "eager", "F.rms_norm", "compile", "liger", "copy", "stream"
               "unfused")
 
 
+def best_peer(times: dict[str, float]) -> tuple[str, float] | None:
+    """The fastest peer among a case's timed implementations and its time (None when none
+    ran)."""
+    peers = [(name, t) for name, t in times.items() if name not in NOT_PEERS]
+    return min(peers, key=lambda p: p[1]) if peers else None
+
+
 def best_peer_time(times: dict[str, float]) -> float:
     """The fastest peer's time among a case's timed implementations (NaN when none ran)."""
-    peers = [t for name, t in times.items() if name not in NOT_PEERS]
-    return min(peers) if peers else math.nan
+    best = best_peer(times)
+    return best[1] if best else math.nan
 
 
 def fill_clocks(rows: list[dict]) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sweep import NOT_PEERS  # noqa: E402
+from sweep import best_peer as sweep_best_peer  # noqa: E402
 from targets import LEVEL  # noqa: E402
 
 ROWS = ["rms_norm:1x1x4096", "rms_norm:1x128x4096", "rms_norm:1x1024x2048",
@@ -68,8 +68,8 @@ def dtype_of(cases) -> str:
 
 
 def best_peer(impls: dict[str, dict]) -> tuple[str, float] | None:
-    peers = [(name, float(r["us"])) for name, r in impls.items() if name not in NOT_PEERS]
-    return min(peers, key=lambda p: p[1]) if peers else None
+    """sweep.py's best peer of a case's CSV rows."""
+    return sweep_best_peer({name: float(r["us"]) for name, r in impls.items()})
 
 
 def case(cases, key: str) -> dict[str, dict]:
