@@ -304,6 +304,41 @@ def test_rms_norm_dense_rows_many(kernel, device, dtype, D, wkind):
     assert_close(xa, ref_rms_norm(want_res, w, 1e-6))
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("wkind", WEIGHTS)
+@pytest.mark.parametrize("D", [768, 2048, 4104, 5120, 8192])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_rms_norm_register_rows(kernel, device, dtype, D, wkind, layout):
+    """Grids of several waves of 16-bit rows past the dense path's 8 MiB of x: on sm_90 at the
+    defaults, rows of 513-1024 vectors take the register path (rms_norm.cu, rms_norm_kernel,
+    4 vectors a thread, the weight loaded after the reduction; D = 4104 is 513 vectors in
+    groups of 160 threads, lanes past the row's end in the last chunk), the shorter rows the
+    dense one. x as the transposed view of a [2, rows, D] tensor (rows not at one stride: the
+    general row offset), out a slice of wider rows, an fp32 out and LlamaRMSNorm's rounding.
+    Every output element written; nothing outside out."""
+    if device.type != "cuda":
+        pytest.skip("CUDA: the register path's grids (the CPU kernels have no such path)")
+    rows = 2 * 1367
+    if layout == "contiguous":
+        x = torch.randn(rows, D, dtype=dtype, device=device)
+    else:
+        x = torch.randn(2, rows // 2, D, dtype=dtype, device=device).transpose(0, 1)
+    w = make_weight(wkind, D, dtype, device)
+    big = poisoned((*x.shape[:-1], D + 8), dtype, device)
+    out = big[..., :D]
+    kernel.rms_norm(x, w, 1e-6, out=out)
+    assert_close(out, ref_rms_norm(x, w, 1e-6))
+    assert torch.isnan(big[..., D:]).all(), "wrote outside out"
+    if w is not None:
+        odt = torch.promote_types(dtype, w.dtype)
+        out = poisoned(x.shape, odt, device)
+        kernel.rms_norm(x, w, 1e-6, out=out, round_before_weight=True)
+        assert_close(out, ref_rms_norm(x, w, 1e-6, True, dtype), dtype)
+        if odt == torch.float32:
+            kernel.rms_norm(x, w, 1e-6, out=out)
+            assert_close(out, ref_rms_norm(x, w, 1e-6), torch.float32)
+
+
 # ---- fused_add_rms_norm (vLLM / FlashInfer) ---------------------------------------------------
 
 
