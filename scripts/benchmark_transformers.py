@@ -56,9 +56,9 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (DTYPES, TRANSFORMERS_LAYERS, GpuMonitor, Timer, default_device,  # noqa: E402
-                     device_name, load_kernel, print_profile, profile_call, progress,
-                     rel_l2, transformers_kernel_mapping)
+from _common import (DTYPES, ROOT, TRANSFORMERS_LAYERS, GpuMonitor, Timer,  # noqa: E402
+                     default_device, device_name, load_kernel, print_profile, profile_call,
+                     progress, rel_l2, transformers_kernel_mapping)
 
 # Llama-3.1-8B's architecture; "tiny" for CPU smoke tests.
 MODEL_SIZES = {
@@ -335,18 +335,49 @@ def check_agreement(results, ref, args):
         raise SystemExit(f"logits too far from the fp32 reference: {bad} (limit {limit:.2e})")
 
 
+def pinned_version(name: str, requirements: Path = ROOT / "requirements.txt") -> str | None:
+    """The version `requirements` pins for package `name` (`name==X`), or None."""
+    if not requirements.is_file():
+        return None
+    for line in requirements.read_text().splitlines():
+        pkg, sep, ver = line.split("#")[0].strip().partition("==")
+        if sep and pkg.strip().lower() == name.lower():
+            return ver.strip()
+    return None
+
+
+def version_warning(name: str, have: str, pinned: str | None) -> str | None:
+    """A warning when the installed `name` is not the version this project pins: transformers'
+    hub-kernel hooks differ between versions, and a version without the one kernelize maps
+    (e.g. `rotary_pos_emb`) runs the model's own code there without an error (run EE: the
+    H200's own transformers, not 5.22.2, kept torch's rotary embedding in the kernels
+    configuration, 107-109 ms a forward against 99-101 with 5.22.2)."""
+    if pinned is None or have == pinned:
+        return None
+    return (f"warning: {name} {have} is not the version this project pins ({pinned}, "
+            f"requirements.txt): the kernels configurations may run fewer of this package's "
+            f"kernels than they would with it")
+
+
 def main(argv=None):
+    import transformers
+
     args = parse_args(argv)
     dtype = DTYPES[args.dtype]
     header = {"model_size": args.model_size, "device": device_name(args.device),
               "dtype": args.dtype, "batch_size": args.batch_size, "seq_len": args.seq_len,
-              "torch": torch.__version__, "compile_scope": args.compile_scope,
-              "rounds": args.rounds, "fuse": args.fuse}
+              "torch": torch.__version__, "transformers": transformers.__version__,
+              "compile_scope": args.compile_scope, "rounds": args.rounds, "fuse": args.fuse}
     print(f"LLaMA {args.model_size} forward on {header['device']}, {args.dtype}, "
           f"batch {args.batch_size} x {args.seq_len} tokens, {args.iterations} iterations "
           f"after {args.warmup_iterations} warmup"
           + (f", in {args.rounds} alternating rounds" if args.rounds > 1 else "")
-          + f"; compile scope: {args.compile_scope}")
+          + f"; compile scope: {args.compile_scope}; torch {torch.__version__}, "
+          f"transformers {transformers.__version__}")
+    warning = version_warning("transformers", transformers.__version__,
+                              pinned_version("transformers"))
+    if warning:
+        print(warning)
     ref = None if args.no_reference else reference_logits(args, dtype)
 
     def report(r):

@@ -305,6 +305,24 @@ def _common():
     return script_module("_common")
 
 
+def test_benchmark_transformers_version_warning(tmp_path):
+    """benchmark_transformers.py names the installed transformers and warns when it is not the
+    version requirements.txt pins (run EE's H200 ran its own transformers, where kernelize did
+    not map the rotary embedding: the kernels configuration 8% slower, no error)."""
+    bt = script_module("benchmark_transformers")
+    assert bt.pinned_version("transformers") == "5.22.2"  # requirements.txt's pin
+    req = tmp_path / "requirements.txt"
+    req.write_text("# comment\nkernels==0.17.2  # the Hub loader\neinops\nTransformers==5.22.2\n")
+    assert bt.pinned_version("kernels", req) == "0.17.2"
+    assert bt.pinned_version("transformers", req) == "5.22.2"
+    assert bt.pinned_version("einops", req) is None
+    assert bt.pinned_version("kernels", tmp_path / "missing.txt") is None
+    assert bt.version_warning("transformers", "5.22.2", "5.22.2") is None
+    assert bt.version_warning("transformers", "5.17.0", None) is None
+    w = bt.version_warning("transformers", "5.17.0", "5.22.2")
+    assert w.startswith("warning: transformers 5.17.0 is not the version this project pins (5.22.2")
+
+
 def test_gpu_monitor_parse():
     """nvidia-smi's CSV samples: unparsable ones ("[N/A]", a line cut at termination) are
     skipped; min / median / max per field."""
