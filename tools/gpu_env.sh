@@ -18,4 +18,13 @@ if ls "$WHEELS"/*.whl >/dev/null 2>&1; then
   fi
   export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
 fi
+# The transformers this project pins (requirements.txt), or a warning: the machine's own runs
+# LLaMA without this package's rope under kernelize (PERFORMANCE.md, change 90);
+# tools/device_wheels.sh puts the pinned one in .whl-h.
+pinned_tf=$(sed -n 's/^transformers==\([^ #]*\).*/\1/p' requirements.txt)
+have_tf=$(python3 -c "import transformers; print(transformers.__version__)" 2>/dev/null)
+if [[ -n $pinned_tf && $have_tf != "$pinned_tf" ]]; then
+  echo "gpu_env: warning: transformers ${have_tf:-missing}, not the pinned $pinned_tf" \
+    "(carry tools/device_wheels.sh's .whl-h, WHEELS=.whl-h)" >&2
+fi
 export LTX_CUDA_CAPABILITIES=${LTX_CUDA_CAPABILITIES:-9.0}

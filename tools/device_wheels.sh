@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The wheels a device call carries (.whl-h, ignored by git): what the GPU machine lacks for this
+# project's tests and benchmarks, taken from ../shared/device/fetch_wheels.sh's .whl (kernels,
+# diffusers, Liger-Kernel and what they import) without the sigstore chain that only the
+# `kernels` CLI needs, plus transformers at the version requirements.txt pins. The machine's
+# image has a transformers of its own, on which kernelize does not map `rotary_pos_emb` into
+# LLaMA's attention: run EE's kernels configuration ran torch's rotate_half there, 8% slower,
+# without an error (PERFORMANCE.md, change 90). ~22 MB: room for one prebuilt extension in the
+# 64 MiB a call carries. Use: carry [".whl-h", ...] and WHEELS=.whl-h (tools/gpu_env.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ls .whl/kernels-*.whl > /dev/null 2>&1 || bash ../shared/device/fetch_wheels.sh
+rm -rf .whl-h && mkdir -p .whl-h
+for pkg in diffusers importlib_metadata kernels liger_kernel tomlkit platformdirs; do
+  cp .whl/"$pkg"-*.whl .whl-h/
+done
+version=$(sed -n 's/^transformers==\([^ #]*\).*/\1/p' requirements.txt)
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -d .whl-h \
+  "transformers==$version" 2>&1 | grep -v "is ignored" || true
+ls .whl-h/transformers-"$version"-*.whl > /dev/null
+du -sh .whl-h
