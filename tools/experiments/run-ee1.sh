@@ -2,7 +2,7 @@
 # Run EE, device call 1, on E0 (8948190's CUDA source with tools/experiments/rms_packed.patch:
 # RMSNorm's packed register path, rms_norm_packed_kernel, on by default on sm_90 for 16-bit
 # rows of more than 512 vectors beyond the dense path's 8 MiB; built for sm_90 here; carry
-# [".whl", ".prebuilt"]; the patch was rejected after this call and its tests and knob
+# [".whl", ".prebuilt"], fetch_wheels.sh's wheels; the patch was rejected after this call and its tests and knob
 # settings went with it: test_rms_norm_packed_rows is test_rms_norm_register_rows now):
 #   1. the CUDA tests of rms_norm.cu: test_rms_norm.py at the defaults (its new
 #      test_rms_norm_packed_rows among them);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Run EE, device call 2, on E0 (as call 1; carry [".whl", ".prebuilt"];
-# RMS_ENV: knob settings, comma-separated, for every step when call 1's A/B changed a default,
-# e.g. LTX_RMS_PACKED_MIN_VEC=0). In order, each later step only while the call has time for it:
+# Run EE, device call 2, on E0 (as call 1; carry [".whl", ".prebuilt"]: fetch_wheels.sh's
+# wheels, no transformers, so the H200's own ran; RMS_ENV: knob settings, comma-separated, for
+# every step when call 1's A/B changed a default, e.g. LTX_RMS_PACKED_MIN_VEC=0). In order, each later step only while the call has time for it:
 #   0. test_rms_norm_packed_rows (now test_rms_norm_register_rows) under RMS_ENV (as run, with
 #      the packed path off: the register path's grids of several waves);
 #   1. issue 5, one run: LTX 2B at its setting (49 frames 768x512, batch 1 x2 CFG, bf16), every

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Run EE, device call 3, on F0 (HEAD's CUDA source: run DD's Y0 kernels, the packed path
-# rejected) and E0 (call 1's build, with it); carry [".whl", ".prebuilt"]. In order, each later
-# step only while the call has time for it:
+# rejected) and E0 (call 1's build, with it); carry [".whl-h", ".prebuilt"], WHEELS=.whl-h
+# (as run: kernels, diffusers, Liger and what they import, without the sigstore chain of the
+# kernels CLI, for room in the 64 MiB carry; no transformers, so the H200's own ran, as in
+# calls 1-2: see run-ee4.sh). In order, each later step only while the call has time for it:
 #   1. LLaMA-8B prefill, every configuration, on F0, then on E0: call 2 (E0, the packed path
 #      off) had the kernels configuration at 109.47 ms where runs Y-AA had 99.1-101.2 (eager,
 #      compile and kernels + compile where they were): the build, or the lease?
