@@ -7,9 +7,20 @@
 # LLaMA's attention: run EE's kernels configuration ran torch's rotate_half there, 8% slower,
 # without an error (PERFORMANCE.md, change 90). ~22 MB: room for one prebuilt extension in the
 # 64 MiB a call carries. Use: carry [".whl-h", ...] and WHEELS=.whl-h (tools/gpu_env.sh).
+# --small: .whl-s instead, ~3 MB, without diffusers and transformers (the kernel benchmarks,
+# the op tests and the sanitizers, not the models): for a call whose tree and prebuilt leave no
+# room for .whl-h (run FF's call 4).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ls .whl/kernels-*.whl > /dev/null 2>&1 || bash ../shared/device/fetch_wheels.sh
+if [[ ${1:-} == --small ]]; then
+  rm -rf .whl-s && mkdir -p .whl-s
+  for pkg in importlib_metadata kernels liger_kernel tomlkit platformdirs; do
+    cp .whl/"$pkg"-*.whl .whl-s/
+  done
+  du -sh .whl-s
+  exit 0
+fi
 rm -rf .whl-h && mkdir -p .whl-h
 for pkg in diffusers importlib_metadata kernels liger_kernel tomlkit platformdirs; do
   cp .whl/"$pkg"-*.whl .whl-h/
