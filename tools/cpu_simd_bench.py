@@ -3,10 +3,12 @@
     python3 tools/cpu_simd_bench.py [--ops activations,norms] [--threads 1] [--numel 4194304]
                                     [--repeats 5] [--against OTHER_BUILD_VARIANT]
 
-`activations`: silu, gelu_tanh, silu_and_mul over `--numel` elements. `norms`: rms_norm, adaln,
-gated_residual_adaln, gated_residual, rope and rms_norm_rope over rows of 2048 (`--numel`
-elements; a per-sample modulation / gate row, interleaved rope over the whole row, the
-PyTorch column its formula in eager ops; `-` where PyTorch has no single op to compare).
+`activations`: silu, gelu_tanh over `--numel` elements; silu_and_mul, silu_mul, geglu (tanh
+and erf) over rows of 2 x 8192 (`--numel` elements in). `norms`: rms_norm, adaln,
+gated_residual_adaln, gated_residual, rope, rms_norm_rope, fused_add_rms_norm, adaln with a
+LayerNorm, adaln per token, rope_qk and rms_norm_rope_qk over rows of 2048 (`--numel` elements
+a tensor; a per-sample modulation / gate row unless per token, interleaved rope over the whole
+row; q and k of one shape). The PyTorch column is the op's formula in eager ops.
 
 Each setting (0: the scalar loops, 1: at most AVX2 + FMA + F16C, the default: the widest the CPU
 has) runs in its own process (the setting is read once), on the local CPU build
@@ -65,6 +67,12 @@ def cases_of(dt):
             "gelu_tanh": (lambda m: m.gelu_tanh(x), lambda: F.gelu(x, approximate="tanh")),
             "silu_and_mul": (lambda m: m.silu_and_mul(xg),
                              lambda: F.silu(xg[:, :8192]) * xg[:, 8192:]),
+            "silu_mul": (lambda m: m.silu_mul(xg[:, :8192], xg[:, 8192:]),
+                         lambda: F.silu(xg[:, :8192]) * xg[:, 8192:]),
+            "geglu": (lambda m: m.geglu(xg, "tanh"),
+                      lambda: xg[:, :8192] * F.gelu(xg[:, 8192:], approximate="tanh")),
+            "geglu_erf": (lambda m: m.geglu(xg, "none"),
+                          lambda: xg[:, :8192] * F.gelu(xg[:, 8192:])),
         })
     if "norms" in ops:
         D = 2048
@@ -74,6 +82,8 @@ def cases_of(dt):
         sc, sh, gt = ((0.1 * torch.randn(1, D, generator=g)).to(dt) for _ in range(3))
         cos, sin = (torch.randn(S, D, generator=g).to(dt) for _ in range(2))
         x4, c4, s4 = x.view(1, S, 1, D), cos.view(1, S, 1, D), sin.view(1, S, 1, D)
+        xa, ra = x.clone(), y.clone()
+        st, ht = ((0.1 * torch.randn(S, D, generator=g)).to(dt) for _ in range(2))
         norm = lambda t: F.rms_norm(t, (D,), None, 1e-6)
         cases.update({
             "rms_norm": (lambda m: m.rms_norm(x, w, 1e-6), lambda: F.rms_norm(x, (D,), w, 1e-6)),
@@ -86,6 +96,21 @@ def cases_of(dt):
             "rms_norm_rope": (lambda m: m.rms_norm_rope(x.view(1, S, D), w, cos, sin, 1e-6,
                                                         interleaved=True),
                               lambda: rope_ref(F.rms_norm(x, (D,), w, 1e-6), cos, sin)),
+            # in place on xa / ra (values stay bounded: xa is re-normalized every call);
+            # PyTorch: the unfused sum and norm
+            "fused_add_rms_norm": (lambda m: m.fused_add_rms_norm(xa, ra, w, 1e-6),
+                                   lambda: F.rms_norm(x + y, (D,), w, 1e-6)),
+            "adaln_layer": (lambda m: m.adaln(x, sc, sh, norm="layer"),
+                            lambda: F.layer_norm(x, (D,), eps=1e-6) * (1 + sc) + sh),
+            "adaln_per_token": (lambda m: m.adaln(x, st, ht),
+                                lambda: norm(x) * (1 + st) + ht),
+            "rope_qk": (lambda m: m.rope_qk(x4, y.view(1, S, 1, D), c4, s4, interleaved=True),
+                        lambda: (rope_ref(x, cos, sin), rope_ref(y, cos, sin))),
+            "rms_norm_rope_qk": (
+                lambda m: m.rms_norm_rope_qk(x.view(1, S, D), y.view(1, S, D), w, w, cos, sin,
+                                             1e-6, interleaved=True),
+                lambda: (rope_ref(F.rms_norm(x, (D,), w, 1e-6), cos, sin),
+                         rope_ref(F.rms_norm(y, (D,), w, 1e-6), cos, sin))),
         })
     return cases
 for dt in (torch.float32, torch.bfloat16, torch.float16):
