@@ -11,12 +11,13 @@
 // gives +0 and NaN gives NaN, as `expf`; elsewhere within about 2 ulps of it. The rest of each
 // formula is the scalar one's (GCC may fuse a multiply and an add of it into an FMA): the
 // results differ from the scalar loop's by a few fp32 ulps at most, far below a 16-bit
-// rounding. The erf GELU stays scalar.
+// rounding. The erf GELU (geglu's approximate="none") has its own vector formula below.
 //
 // The ISA is chosen at run time (simd.h: LTX_CPU_SIMD). Elsewhere than x86-64 with GCC or
 // Clang: the scalar loop.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -47,13 +48,17 @@ __attribute__((always_inline)) inline V splat(float v) {
   return V{} + v;
 }
 
+// exp(x + tail), tail a small correction to x (|tail| <= 1; 0 by default, which gives the
+// same bits as exp(x)), added after the exact reduction step, so that x + tail need not be
+// representable: the erf GELU's exp(-x^2 / 2) from x^2's exact split.
 template <typename V>
-__attribute__((always_inline)) inline V exp_v(const V& x) {
+__attribute__((always_inline)) inline V exp_v(const V& x, const V& tail = V{}) {
   using VI = IntOf<V>;
   const V lo = splat<V>(kExpMin), hi = splat<V>(kExpMax);
   const V xc = x < lo ? lo : (x > hi ? hi : x);  // NaN lanes stay NaN: replaced below
   const V n = (xc * kLog2e + kRound) - kRound;
   V r = xc - n * kLn2Hi;
+  r = r + tail;
   r = r - n * kLn2Lo;
   V p = splat<V>(1.f / 5040.f);
   p = p * r + 1.f / 720.f;
@@ -72,12 +77,53 @@ __attribute__((always_inline)) inline V exp_v(const V& x) {
   return x != x ? x : out;
 }
 
-// act(x) = x / (1 + exp(-z)), z = x (SiLU) or the tanh GELU's 2u.
+// The erf GELU, x * Phi(x), Phi(x) = erfc(-z) / 2, z = x / sqrt(2), by one formula for every x
+// (tools/fit_gelu_erf.py derives Q and says how):
+//   erfc(|z|) = exp(-x^2 / 2) * t * Q(t), t = 1 / (1 + 0.4 |z|), Q of degree 10;
+//   Phi = 1 - erfc(|z|) / 2 for z > 0, erfc(|z|) / 2 otherwise,
+// so that the negative tail has no cancellation of 1 + erf(z); and exp's argument is exact:
+// x = xh + xl with xh the 12 high bits of x's significand, x^2 = xh^2 + xl (x + xh) with xh^2
+// exact, the second term passed to exp_v as its tail (rounding x^2, or z, would cost up to
+// ~x^2 ulps of erfc). Within ~6 fp32 ulps of the exact x * Phi(x) wherever Phi is normal
+// (x > -13; PERFORMANCE.md), where the scalar formula 0.5 x (1 + erff(z)) (activation_math.h,
+// also the CUDA kernels') is a few ulps for x > 0 but, like PyTorch's, only ~1e-7 absolute in
+// the negative tail. |x| is clamped where exp underflows (|x| > 14.8, |z| > 10.5), so that
+// +-inf give the scalar formula's inf and NaN; NaN stays NaN through the final product; and
+// Phi(0) is exactly 1/2 (Q(1) sums to 1 in fp32), so gelu(x) = x / 2 near 0, as the scalar.
+constexpr float kErfcQ[] = {0.225682497f,  0.225512594f,   0.209333554f, 0.161467746f,
+                            0.157548845f,  -0.0111700082f, 0.109681249f, -0.0328048281f,
+                            -0.117985062f, 0.0938881561f,  -0.021154765f};
+constexpr float kSqrtHalf = 0.70710678118654752f;
+
+template <int N, typename V>
+__attribute__((always_inline)) inline V horner(const float (&c)[N], const V& t) {
+  V p = splat<V>(c[N - 1]);
+  for (int i = N - 2; i >= 0; --i) p = p * t + c[i];
+  return p;
+}
+
+template <typename V>
+__attribute__((always_inline)) inline V gelu_erf_v(const V& x) {
+  using VI = IntOf<V>;
+  const V ax = (V)((VI)x & 0x7FFFFFFF);
+  const V xc = ax < 14.8f ? ax : splat<V>(14.8f);  // NaN lanes: finite here, NaN from x below
+  const V xh = (V)((VI)xc & -4096);                // the 12 high bits of the significand
+  const V e = exp_v(-0.5f * (xh * xh), -0.5f * ((xc - xh) * (xc + xh)));
+  const V t = 1.f / (1.f + (0.4f * kSqrtHalf) * xc);
+  const V half_erfc = 0.5f * (e * (t * horner(kErfcQ, t)));
+  return x * (x > 0.f ? 1.f - half_erfc : half_erfc);
+}
+
+// act(x) = x / (1 + exp(-z)), z = x (SiLU) or the tanh GELU's 2u; the erf GELU above.
 template <Act A, typename V>
 __attribute__((always_inline)) inline V act_v(const V& x) {
-  V z = x;
-  if constexpr (A == Act::kGeluTanh) z = x * (kGeluTanhC1 + kGeluTanhC3 * (x * x));
-  return x / (1.f + exp_v(-z));
+  if constexpr (A == Act::kGeluErf) {
+    return gelu_erf_v(x);
+  } else {
+    V z = x;
+    if constexpr (A == Act::kGeluTanh) z = x * (kGeluTanhC1 + kGeluTanhC3 * (x * x));
+    return x / (1.f + exp_v(-z));
+  }
 }
 
 // act(a), or the gated formula with the second operand b.
@@ -147,23 +193,44 @@ __attribute__((target("avx2,fma,f16c"))) int64_t act_span_fp16_avx2(uint16_t* ou
 }  // namespace simd
 #endif  // LTX_CPU_SIMD_X86
 
+#if defined(LTX_CPU_SIMD_X86)
+// The vector part of act_span_of: the first n - n % W elements, W the lanes of simd_isa()'s
+// ISA (8 or 16); returns how many (0 without vectors).
+template <Act A, bool GATED, typename T>
+inline int64_t act_simd_span(T* out, const T* x, const T* x2, int64_t n) {
+  if constexpr (std::is_same_v<T, c10::Half>) {
+    auto* o = reinterpret_cast<uint16_t*>(out);
+    const auto* a = reinterpret_cast<const uint16_t*>(x);
+    const auto* b = reinterpret_cast<const uint16_t*>(x2);
+    return simd_span([&] { return simd::act_span_fp16_avx512<A, GATED>(o, a, b, n); },
+                     [&] { return simd::act_span_fp16_avx2<A, GATED>(o, a, b, n); });
+  } else {
+    return simd_span([&] { return simd::act_span_avx512<A, GATED>(out, x, x2, n); },
+                     [&] { return simd::act_span_avx2<A, GATED>(out, x, x2, n); });
+  }
+}
+#endif
+
 // out[i] = act(x[i]) or gated_act(x[i], x2[i]) for n values of T (float, bf16 or fp16), rounded
-// once to T: loaded, computed and stored in vector registers where simd_isa() has them (not for
-// the erf GELU), the scalar formulas for the rest.
+// once to T: loaded, computed and stored in vector registers where simd_isa() has them, the
+// last n % W values too (copied into a zero-padded vector's worth, so that every element of a
+// row gets the same formula: the vector erf GELU is far more accurate than the scalar one in
+// its negative tail); the scalar formulas without vectors.
 template <Act A, bool GATED, typename T>
 inline void act_span_of(T* out, const T* x, const T* x2, int64_t n) {
   static_assert(std::is_same_v<T, float> || kIs16Bit<T>);
   int64_t done = 0;
 #if defined(LTX_CPU_SIMD_X86)
-  if constexpr (A != Act::kGeluErf && std::is_same_v<T, c10::Half>) {
-    auto* o = reinterpret_cast<uint16_t*>(out);
-    const auto* a = reinterpret_cast<const uint16_t*>(x);
-    const auto* b = reinterpret_cast<const uint16_t*>(x2);
-    done = simd_span([&] { return simd::act_span_fp16_avx512<A, GATED>(o, a, b, n); },
-                     [&] { return simd::act_span_fp16_avx2<A, GATED>(o, a, b, n); });
-  } else if constexpr (A != Act::kGeluErf) {
-    done = simd_span([&] { return simd::act_span_avx512<A, GATED>(out, x, x2, n); },
-                     [&] { return simd::act_span_avx2<A, GATED>(out, x, x2, n); });
+  constexpr int kPad = 16;  // a whole vector in either ISA
+  done = act_simd_span<A, GATED>(out, x, x2, n);
+  if (done < n && n - done <= kPad) {  // the tail, or a short span (none without vectors)
+    T a[kPad]{}, b[kPad]{}, o[kPad];
+    std::copy(x + done, x + n, a);
+    if constexpr (GATED) std::copy(x2 + done, x2 + n, b);
+    if (act_simd_span<A, GATED>(o, a, b, kPad) == kPad) {
+      std::copy(o, o + (n - done), out + done);
+      done = n;
+    }
   }
 #endif
   for (int64_t i = done; i < n; ++i) {

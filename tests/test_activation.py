@@ -631,9 +631,16 @@ for dt in (torch.float32, torch.bfloat16, torch.float16):
     a, b = x[:200000].view(-1, 1000), u[:200000].view(-1, 1000)  # rows of 1000: SIMD + tails
     out[("silu_and_mul", dt)] = k.silu_and_mul(torch.cat([a, b], -1))
     out[("geglu", dt)] = k.geglu(torch.cat([b, a], -1), "tanh")
+    out[("geglu_erf", dt)] = k.geglu(torch.cat([b, a], -1), "none")
+    # the erf GELU alone over x (value half 1, one row of 2 x 200003: vectors and a tail)
+    out[("gelu_erf", dt)] = k.geglu(torch.cat([torch.ones_like(x), x]).view(1, -1), "none")
+    out[("x", dt)] = x
     s = specials.to(dt)
     out[("silu special", dt)] = k.silu(s)
     out[("gelu_tanh special", dt)] = k.gelu_tanh(s)
+    s16 = s.repeat(16)  # a row of 16 x 14: every special value in a vector's lanes
+    out[("gelu_erf special", dt)] = k.geglu(torch.cat([torch.ones_like(s16), s16]).view(1, -1),
+                                            "none").view(-1)
 # The 16-bit loads and stores: silu_mul(g, x) is one fp32 product silu(g) * x rounded once,
 # so with silu(g) taken from the kernel's own fp32 call each result is known exactly. x: every
 # bit pattern of each 16-bit dtype (g = 1.5), then 2^21 random values with random g (products
@@ -663,7 +670,9 @@ def test_cpu_simd_paths(tmp_path):
     for setting, out in results.items():
         for (name, dt), y in out.items():
             ref_y = scalar[(name, dt)]
-            if name == "convert":
+            if name == "x":  # the input, for the accuracy check below
+                assert torch.equal(y, ref_y)
+            elif name == "convert":
                 silu_g, x, y = y
                 product = silu_g * x.float()
                 expected = product.to(dt)
@@ -689,3 +698,18 @@ def test_cpu_simd_paths(tmp_path):
         f32 = torch.float32
         assert not torch.equal(results["1"][("silu", f32)], scalar[("silu", f32)])
         assert not torch.equal(results[None][("gelu_tanh", f32)], scalar[("gelu_tanh", f32)])
+        assert not torch.equal(results["1"][("gelu_erf", f32)], scalar[("gelu_erf", f32)])
+        # The vector erf GELU's own accuracy (activation_simd.h, gelu_erf_v): within 8 fp32
+        # ulps of x * Phi(x) in float64 wherever Phi(x) is normal (x > -13; below, Phi and the
+        # result lose bits as denormals). The scalar formula, 0.5 x (1 + erf(x / sqrt(2))),
+        # is only ~1e-7 absolute in the negative tail (1 + erf cancels), and is held to the
+        # fp32 tolerance above.
+        x = scalar[("x", f32)]
+        x64 = x.double()
+        exact = x64 * 0.5 * torch.special.erfc(-x64 / math.sqrt(2))
+        normal = (x > -13) & (exact.abs() > 1e-30)
+        ulp = torch.finfo(f32).eps * torch.pow(2.0, torch.floor(torch.log2(exact.abs())))
+        for setting in ("1", None):
+            y = results[setting][("gelu_erf", f32)].view(-1).double()
+            err = ((y - exact).abs() / ulp)[normal]
+            assert err.max() <= 8, (setting, err.max(), x[normal][err.argmax()])
