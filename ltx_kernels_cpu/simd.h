@@ -115,16 +115,14 @@ __attribute__((always_inline)) inline void floats_to_bf16(uint16_t* p, const V& 
   store(p, __builtin_convertvector(r, typename L::H));
 }
 
-// fp16 lanes whose float is NaN -> the float's sign and 0x7E00 (c10::Half; the instructions
-// keep part of a NaN's payload).
+// NaN lanes -> the float's sign | 0x7FC00000 (a quiet NaN with only the payload's top bit),
+// which the conversion instructions narrow to the sign | 0x7E00 of c10::Half's NaN (they keep
+// the top 10 bits of any other payload); done on the floats, where it is a compare and one
+// masked bit operation, rather than on the 16-bit results (AVX-512F has no 16-bit blend).
 template <typename V>
-__attribute__((always_inline)) inline typename Lanes<V>::H fp16_nan_fix(
-    const V& f, const typename Lanes<V>::H& h) {
-  using L = Lanes<V>;
-  const typename L::S nan = __builtin_convertvector(f != f, typename L::S);
-  const typename L::H canon =
-      __builtin_convertvector(((typename L::U)f >> 16) & 0x8000u, typename L::H) | 0x7E00;
-  return nan ? canon : h;
+__attribute__((always_inline)) inline V fp16_canonical_nan(const V& f) {
+  using U = typename Lanes<V>::U;
+  return f != f ? (V)(((U)f & 0x80000000u) | 0x7FC00000u) : f;
 }
 
 // 16 / 8 fp16 values <-> floats by the conversion instructions, for the functions of each ISA
@@ -136,8 +134,8 @@ __attribute__((target("avx512f"), always_inline)) inline F16 fp16_to_floats_avx5
 
 __attribute__((target("avx512f"), always_inline)) inline void floats_to_fp16_avx512(
     uint16_t* p, const F16& f) {
-  const H16 h = (H16)_mm512_cvtps_ph((__m512)f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  store(p, fp16_nan_fix<F16>(f, h));
+  store(p, (H16)_mm512_cvtps_ph((__m512)fp16_canonical_nan(f),
+                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
 __attribute__((target("avx2,fma,f16c"), always_inline)) inline F8 fp16_to_floats_avx2(
@@ -147,8 +145,8 @@ __attribute__((target("avx2,fma,f16c"), always_inline)) inline F8 fp16_to_floats
 
 __attribute__((target("avx2,fma,f16c"), always_inline)) inline void floats_to_fp16_avx2(
     uint16_t* p, const F8& f) {
-  const H8 h = (H8)_mm256_cvtps_ph((__m256)f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  store(p, fp16_nan_fix<F8>(f, h));
+  store(p, (H8)_mm256_cvtps_ph((__m256)fp16_canonical_nan(f),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
 // W lanes of T (float or bf16: bf16 converts in registers) as floats, and back (bf16 rounded
