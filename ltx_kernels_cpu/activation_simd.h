@@ -138,54 +138,25 @@ __attribute__((always_inline)) inline V act_pair(const V& a, const V& b) {
   }
 }
 
-// The first n - n % W elements (W lanes); returns how many.
-template <Act A, bool GATED, typename V, typename T>
-__attribute__((always_inline)) inline int64_t act_span(T* out, const T* x, const T* x2,
-                                                       int64_t n) {
-  constexpr int64_t W = sizeof(V) / sizeof(float);
-  const int64_t m = n - n % W;
-  for (int64_t i = 0; i < m; i += W) {
-    const V a = load_floats<V>(x + i);
-    store_floats(out + i, act_pair<A, GATED>(a, GATED ? load_floats<V>(x2 + i) : a));
-  }
-  return m;
-}
-
+// The first n - n % W elements (W lanes: 16 / 8) of T (float, bf16 or fp16); returns how many.
 template <Act A, bool GATED, typename T>
 __attribute__((target("avx512f"))) int64_t act_span_avx512(T* out, const T* x, const T* x2,
                                                            int64_t n) {
-  return act_span<A, GATED, F16>(out, x, x2, n);
-}
-
-template <Act A, bool GATED, typename T>
-__attribute__((target("avx2,fma"))) int64_t act_span_avx2(T* out, const T* x, const T* x2,
-                                                          int64_t n) {
-  return act_span<A, GATED, F8>(out, x, x2, n);
-}
-
-// The same for fp16 (bits), whose conversion intrinsics need each ISA's own loop.
-template <Act A, bool GATED>
-__attribute__((target("avx512f"))) int64_t act_span_fp16_avx512(uint16_t* out,
-                                                                const uint16_t* x,
-                                                                const uint16_t* x2, int64_t n) {
   const int64_t m = n - n % 16;
   for (int64_t i = 0; i < m; i += 16) {
-    const F16 a = fp16_to_floats_avx512(x + i);
-    floats_to_fp16_avx512(out + i,
-                          act_pair<A, GATED>(a, GATED ? fp16_to_floats_avx512(x2 + i) : a));
+    const F16 a = load_lanes_avx512(x + i);
+    store_lanes_avx512(out + i, act_pair<A, GATED>(a, GATED ? load_lanes_avx512(x2 + i) : a));
   }
   return m;
 }
 
-template <Act A, bool GATED>
-__attribute__((target("avx2,fma,f16c"))) int64_t act_span_fp16_avx2(uint16_t* out,
-                                                                   const uint16_t* x,
-                                                                   const uint16_t* x2,
-                                                                   int64_t n) {
+template <Act A, bool GATED, typename T>
+__attribute__((target("avx2,fma,f16c"))) int64_t act_span_avx2(T* out, const T* x, const T* x2,
+                                                               int64_t n) {
   const int64_t m = n - n % 8;
   for (int64_t i = 0; i < m; i += 8) {
-    const F8 a = fp16_to_floats_avx2(x + i);
-    floats_to_fp16_avx2(out + i, act_pair<A, GATED>(a, GATED ? fp16_to_floats_avx2(x2 + i) : a));
+    const F8 a = load_lanes_avx2(x + i);
+    store_lanes_avx2(out + i, act_pair<A, GATED>(a, GATED ? load_lanes_avx2(x2 + i) : a));
   }
   return m;
 }
@@ -198,16 +169,8 @@ __attribute__((target("avx2,fma,f16c"))) int64_t act_span_fp16_avx2(uint16_t* ou
 // ISA (8 or 16); returns how many (0 without vectors).
 template <Act A, bool GATED, typename T>
 inline int64_t act_simd_span(T* out, const T* x, const T* x2, int64_t n) {
-  if constexpr (std::is_same_v<T, c10::Half>) {
-    auto* o = reinterpret_cast<uint16_t*>(out);
-    const auto* a = reinterpret_cast<const uint16_t*>(x);
-    const auto* b = reinterpret_cast<const uint16_t*>(x2);
-    return simd_span([&] { return simd::act_span_fp16_avx512<A, GATED>(o, a, b, n); },
-                     [&] { return simd::act_span_fp16_avx2<A, GATED>(o, a, b, n); });
-  } else {
-    return simd_span([&] { return simd::act_span_avx512<A, GATED>(out, x, x2, n); },
-                     [&] { return simd::act_span_avx2<A, GATED>(out, x, x2, n); });
-  }
+  return simd_span([&] { return simd::act_span_avx512<A, GATED>(out, x, x2, n); },
+                   [&] { return simd::act_span_avx2<A, GATED>(out, x, x2, n); });
 }
 #endif
 

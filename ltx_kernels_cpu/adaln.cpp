@@ -186,50 +186,28 @@ __attribute__((always_inline)) inline V gated_sum_v(const V& x, const V& y, cons
   return x + yg;
 }
 
-// The first n - n % W elements (W lanes) of out = T(x + y * g), x and y of T (float or bf16)
-// converted in registers, g floats; returns how many.
-template <typename V, typename T>
-__attribute__((always_inline)) inline int64_t gated_sum_span(T* out, const T* x, const T* y,
-                                                             const float* g, int64_t n) {
-  constexpr int64_t W = sizeof(V) / sizeof(float);
-  const int64_t m = n - n % W;
-  for (int64_t i = 0; i < m; i += W) {
-    store_floats(out + i, gated_sum_v(load_floats<V>(x + i), load_floats<V>(y + i),
-                                      load<V>(g + i)));
-  }
-  return m;
-}
-
+// The first n - n % W elements (W lanes: 16 / 8) of out = T(x + y * g), x and y of T (float,
+// bf16 or fp16) converted in registers, g floats; returns how many.
 template <typename T>
 __attribute__((target("avx512f"))) int64_t gated_sum_span_avx512(T* out, const T* x,
                                                                  const T* y, const float* g,
                                                                  int64_t n) {
-  return gated_sum_span<F16>(out, x, y, g, n);
-}
-
-template <typename T>
-__attribute__((target("avx2,fma"))) int64_t gated_sum_span_avx2(T* out, const T* x, const T* y,
-                                                            const float* g, int64_t n) {
-  return gated_sum_span<F8>(out, x, y, g, n);
-}
-
-// The same for fp16 (bits), whose conversion intrinsics need each ISA's own loop.
-__attribute__((target("avx512f"))) inline int64_t gated_sum_span_fp16_avx512(
-    uint16_t* out, const uint16_t* x, const uint16_t* y, const float* g, int64_t n) {
   const int64_t m = n - n % 16;
   for (int64_t i = 0; i < m; i += 16) {
-    floats_to_fp16_avx512(out + i, gated_sum_v(fp16_to_floats_avx512(x + i),
-                                               fp16_to_floats_avx512(y + i), load<F16>(g + i)));
+    store_lanes_avx512(out + i, gated_sum_v(load_lanes_avx512(x + i), load_lanes_avx512(y + i),
+                                            load<F16>(g + i)));
   }
   return m;
 }
 
-__attribute__((target("avx2,fma,f16c"))) inline int64_t gated_sum_span_fp16_avx2(
-    uint16_t* out, const uint16_t* x, const uint16_t* y, const float* g, int64_t n) {
+template <typename T>
+__attribute__((target("avx2,fma,f16c"))) int64_t gated_sum_span_avx2(T* out, const T* x,
+                                                                    const T* y, const float* g,
+                                                                    int64_t n) {
   const int64_t m = n - n % 8;
   for (int64_t i = 0; i < m; i += 8) {
-    floats_to_fp16_avx2(out + i, gated_sum_v(fp16_to_floats_avx2(x + i),
-                                             fp16_to_floats_avx2(y + i), load<F8>(g + i)));
+    store_lanes_avx2(out + i, gated_sum_v(load_lanes_avx2(x + i), load_lanes_avx2(y + i),
+                                          load<F8>(g + i)));
   }
   return m;
 }
@@ -245,13 +223,7 @@ template <typename T>
 inline void gated_sum_span_of(T* out, const T* x, const T* y, const float* g, int64_t n) {
   int64_t done = 0;
 #if defined(LTX_CPU_SIMD_X86)
-  if constexpr (std::is_same_v<T, c10::Half>) {
-    auto* o = reinterpret_cast<uint16_t*>(out);
-    const auto* a = reinterpret_cast<const uint16_t*>(x);
-    const auto* b = reinterpret_cast<const uint16_t*>(y);
-    done = simd_span([&] { return simd::gated_sum_span_fp16_avx512(o, a, b, g, n); },
-                     [&] { return simd::gated_sum_span_fp16_avx2(o, a, b, g, n); });
-  } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, c10::BFloat16>) {
+  if constexpr (std::is_same_v<T, float> || kIs16Bit<T>) {
     done = simd_span([&] { return simd::gated_sum_span_avx512(out, x, y, g, n); },
                      [&] { return simd::gated_sum_span_avx2(out, x, y, g, n); });
   }  // (double, which the checks refuse but the dispatch instantiates: the scalar loop)

@@ -48,6 +48,9 @@ inline SimdIsa simd_isa() {
 #endif
 }
 
+template <typename T>
+constexpr bool kIs16Bit = std::is_same_v<T, c10::BFloat16> || std::is_same_v<T, c10::Half>;
+
 #if defined(LTX_CPU_SIMD_X86)
 namespace simd {
 
@@ -105,14 +108,14 @@ __attribute__((always_inline)) inline V bf16_to_floats(const uint16_t* p) {
   return (V)(__builtin_convertvector(load<typename L::H>(p), typename L::U) << 16);
 }
 
-// floats -> bf16 bits, rounded to nearest even; NaN -> 0x7FC0 (c10::BFloat16).
+// floats -> bf16 bits in the low half of each lane, rounded to nearest even; NaN -> 0x7FC0
+// (c10::BFloat16).
 template <typename V>
-__attribute__((always_inline)) inline void floats_to_bf16(uint16_t* p, const V& f) {
-  using L = Lanes<V>;
-  const typename L::U b = (typename L::U)f;
-  typename L::U r = (b + (((b >> 16) & 1) + 0x7FFFu)) >> 16;
-  r = f != f ? 0x7FC0u : r;
-  store(p, __builtin_convertvector(r, typename L::H));
+__attribute__((always_inline)) inline typename Lanes<V>::U bf16_bits(const V& f) {
+  using U = typename Lanes<V>::U;
+  const U b = (U)f;
+  const U r = (b + (((b >> 16) & 1) + 0x7FFFu)) >> 16;
+  return f != f ? 0x7FC0u : r;
 }
 
 // NaN lanes -> the float's sign | 0x7FC00000 (a quiet NaN with only the payload's top bit),
@@ -125,102 +128,96 @@ __attribute__((always_inline)) inline V fp16_canonical_nan(const V& f) {
   return f != f ? (V)(((U)f & 0x80000000u) | 0x7FC00000u) : f;
 }
 
-// 16 / 8 fp16 values <-> floats by the conversion instructions, for the functions of each ISA
-// (intrinsics inline only into functions compiled for their ISA, so these are not templates).
-__attribute__((target("avx512f"), always_inline)) inline F16 fp16_to_floats_avx512(
-    const uint16_t* p) {
-  return (F16)_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-
-__attribute__((target("avx512f"), always_inline)) inline void floats_to_fp16_avx512(
-    uint16_t* p, const F16& f) {
-  store(p, (H16)_mm512_cvtps_ph((__m512)fp16_canonical_nan(f),
-                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-}
-
-__attribute__((target("avx2,fma,f16c"), always_inline)) inline F8 fp16_to_floats_avx2(
-    const uint16_t* p) {
-  return (F8)_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-
-__attribute__((target("avx2,fma,f16c"), always_inline)) inline void floats_to_fp16_avx2(
-    uint16_t* p, const F8& f) {
-  store(p, (H8)_mm256_cvtps_ph((__m256)fp16_canonical_nan(f),
-                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-}
-
-// W lanes of T (float or bf16: bf16 converts in registers) as floats, and back (bf16 rounded
-// to nearest even). fp16 has its own per-ISA conversions above.
-template <typename V, typename T>
-__attribute__((always_inline)) inline V load_floats(const T* p) {
+// One vector's worth of T (float, bf16 or fp16) as floats, and floats rounded back to T, for
+// the loops of each ISA: 16 lanes under AVX-512F, 8 under AVX2 + F16C. They are templates with
+// the ISA's target attribute, because intrinsics inline only into functions compiled for their
+// ISA (a template without it, shared by both widths, could not call them): fp16 by the
+// conversion instructions, bf16 by integer arithmetic on the bits, narrowed 32 -> 16 bits by
+// AVX-512F's vpmovdw (GCC 12 turns a vector conversion into two ands, a pack and a permute).
+template <typename T>
+__attribute__((target("avx512f"), always_inline)) inline F16 load_lanes_avx512(const T* p) {
+  const auto* h = reinterpret_cast<const uint16_t*>(p);
   if constexpr (std::is_same_v<T, float>) {
-    return load<V>(p);
+    return load<F16>(p);
+  } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+    return bf16_to_floats<F16>(h);
   } else {
-    return bf16_to_floats<V>(reinterpret_cast<const uint16_t*>(p));
+    static_assert(std::is_same_v<T, c10::Half>);
+    return (F16)_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h)));
   }
 }
 
-template <typename V, typename T>
-__attribute__((always_inline)) inline void store_floats(T* p, const V& v) {
+template <typename T>
+__attribute__((target("avx512f"), always_inline)) inline void store_lanes_avx512(T* p,
+                                                                              const F16& f) {
   if constexpr (std::is_same_v<T, float>) {
-    store(p, v);
+    store(p, f);
+  } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+    store(p, (H16)_mm512_cvtepi32_epi16((__m512i)bf16_bits(f)));
   } else {
-    floats_to_bf16<V>(reinterpret_cast<uint16_t*>(p), v);
+    static_assert(std::is_same_v<T, c10::Half>);
+    store(p, (H16)_mm512_cvtps_ph((__m512)fp16_canonical_nan(f),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+}
+
+template <typename T>
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline F8 load_lanes_avx2(const T* p) {
+  const auto* h = reinterpret_cast<const uint16_t*>(p);
+  if constexpr (std::is_same_v<T, float>) {
+    return load<F8>(p);
+  } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+    return bf16_to_floats<F8>(h);
+  } else {
+    static_assert(std::is_same_v<T, c10::Half>);
+    return (F8)_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
+  }
+}
+
+template <typename T>
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline void store_lanes_avx2(T* p,
+                                                                                 const F8& f) {
+  if constexpr (std::is_same_v<T, float>) {
+    store(p, f);
+  } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+    store(p, __builtin_convertvector(bf16_bits(f), H8));
+  } else {
+    static_assert(std::is_same_v<T, c10::Half>);
+    store(p, (H8)_mm256_cvtps_ph((__m256)fp16_canonical_nan(f),
+                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
 }
 
 // The first n - n % W elements (W lanes) of each conversion; each returns how many.
-template <typename V>
-__attribute__((always_inline)) inline int64_t widen_bf16_span(const uint16_t* src, float* dst,
-                                                              int64_t n) {
-  constexpr int64_t W = sizeof(V) / sizeof(float);
-  const int64_t m = n - n % W;
-  for (int64_t i = 0; i < m; i += W) store(dst + i, bf16_to_floats<V>(src + i));
-  return m;
-}
-
-template <typename V>
-__attribute__((always_inline)) inline int64_t narrow_bf16_span(const float* src, uint16_t* dst,
-                                                               int64_t n) {
-  constexpr int64_t W = sizeof(V) / sizeof(float);
-  const int64_t m = n - n % W;
-  for (int64_t i = 0; i < m; i += W) floats_to_bf16<V>(dst + i, load<V>(src + i));
-  return m;
-}
-
-__attribute__((target("avx512f"))) inline int64_t widen_span_avx512(const uint16_t* src,
-                                                                     float* dst, int64_t n,
-                                                                     bool bf16) {
-  if (bf16) return widen_bf16_span<F16>(src, dst, n);
+template <typename T>
+__attribute__((target("avx512f"))) inline int64_t widen_span_avx512(const T* src, float* dst,
+                                                                     int64_t n) {
   const int64_t m = n - n % 16;
-  for (int64_t i = 0; i < m; i += 16) store(dst + i, fp16_to_floats_avx512(src + i));
+  for (int64_t i = 0; i < m; i += 16) store(dst + i, load_lanes_avx512(src + i));
   return m;
 }
 
-__attribute__((target("avx512f"))) inline int64_t narrow_span_avx512(const float* src,
-                                                                      uint16_t* dst, int64_t n,
-                                                                      bool bf16) {
-  if (bf16) return narrow_bf16_span<F16>(src, dst, n);
+template <typename T>
+__attribute__((target("avx512f"))) inline int64_t narrow_span_avx512(const float* src, T* dst,
+                                                                      int64_t n) {
   const int64_t m = n - n % 16;
-  for (int64_t i = 0; i < m; i += 16) floats_to_fp16_avx512(dst + i, load<F16>(src + i));
+  for (int64_t i = 0; i < m; i += 16) store_lanes_avx512(dst + i, load<F16>(src + i));
   return m;
 }
 
-__attribute__((target("avx2,fma,f16c"))) inline int64_t widen_span_avx2(const uint16_t* src,
-                                                                        float* dst, int64_t n,
-                                                                        bool bf16) {
-  if (bf16) return widen_bf16_span<F8>(src, dst, n);
+template <typename T>
+__attribute__((target("avx2,fma,f16c"))) inline int64_t widen_span_avx2(const T* src,
+                                                                        float* dst, int64_t n) {
   const int64_t m = n - n % 8;
-  for (int64_t i = 0; i < m; i += 8) store(dst + i, fp16_to_floats_avx2(src + i));
+  for (int64_t i = 0; i < m; i += 8) store(dst + i, load_lanes_avx2(src + i));
   return m;
 }
 
+template <typename T>
 __attribute__((target("avx2,fma,f16c"))) inline int64_t narrow_span_avx2(const float* src,
-                                                                         uint16_t* dst,
-                                                                         int64_t n, bool bf16) {
-  if (bf16) return narrow_bf16_span<F8>(src, dst, n);
+                                                                         T* dst, int64_t n) {
   const int64_t m = n - n % 8;
-  for (int64_t i = 0; i < m; i += 8) floats_to_fp16_avx2(dst + i, load<F8>(src + i));
+  for (int64_t i = 0; i < m; i += 8) store_lanes_avx2(dst + i, load<F8>(src + i));
   return m;
 }
 
@@ -241,19 +238,14 @@ inline int64_t simd_span(const F512& avx512, const F2& avx2) {
   }
 }
 
-template <typename T>
-constexpr bool kIs16Bit = std::is_same_v<T, c10::BFloat16> || std::is_same_v<T, c10::Half>;
-
 // dst[i] = float(src[i]) for n values: vectors for bf16 / fp16 where simd_isa() has them.
 template <typename T>
 inline void widen(const T* src, float* dst, int64_t n) {
   int64_t done = 0;
 #if defined(LTX_CPU_SIMD_X86)
   if constexpr (kIs16Bit<T>) {
-    const auto* s = reinterpret_cast<const uint16_t*>(src);
-    constexpr bool bf16 = std::is_same_v<T, c10::BFloat16>;
-    done = simd_span([&] { return simd::widen_span_avx512(s, dst, n, bf16); },
-                     [&] { return simd::widen_span_avx2(s, dst, n, bf16); });
+    done = simd_span([&] { return simd::widen_span_avx512(src, dst, n); },
+                     [&] { return simd::widen_span_avx2(src, dst, n); });
   }
 #endif
   for (int64_t i = done; i < n; ++i) dst[i] = static_cast<float>(src[i]);
@@ -266,10 +258,8 @@ inline void narrow(const float* src, T* dst, int64_t n) {
   int64_t done = 0;
 #if defined(LTX_CPU_SIMD_X86)
   if constexpr (kIs16Bit<T>) {
-    auto* d = reinterpret_cast<uint16_t*>(dst);
-    constexpr bool bf16 = std::is_same_v<T, c10::BFloat16>;
-    done = simd_span([&] { return simd::narrow_span_avx512(src, d, n, bf16); },
-                     [&] { return simd::narrow_span_avx2(src, d, n, bf16); });
+    done = simd_span([&] { return simd::narrow_span_avx512(src, dst, n); },
+                     [&] { return simd::narrow_span_avx2(src, dst, n); });
   }
 #endif
   for (int64_t i = done; i < n; ++i) dst[i] = static_cast<T>(src[i]);
