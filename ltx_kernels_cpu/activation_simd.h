@@ -48,6 +48,19 @@ __attribute__((always_inline)) inline V splat(float v) {
   return V{} + v;
 }
 
+// e^r for |r| <= ln 2 / 2: its Taylor series to degree 7.
+template <typename V>
+__attribute__((always_inline)) inline V exp_reduced(const V& r) {
+  V p = splat<V>(1.f / 5040.f);
+  p = p * r + 1.f / 720.f;
+  p = p * r + 1.f / 120.f;
+  p = p * r + 1.f / 24.f;
+  p = p * r + 1.f / 6.f;
+  p = p * r + 0.5f;
+  p = p * r + 1.f;
+  return p * r + 1.f;
+}
+
 // exp(x + tail), tail a small correction to x (|tail| <= 1; 0 by default, which gives the
 // same bits as exp(x)), added after the exact reduction step, so that x + tail need not be
 // representable: the erf GELU's exp(-x^2 / 2) from x^2's exact split.
@@ -60,14 +73,7 @@ __attribute__((always_inline)) inline V exp_v(const V& x, const V& tail = V{}) {
   V r = xc - n * kLn2Hi;
   r = r + tail;
   r = r - n * kLn2Lo;
-  V p = splat<V>(1.f / 5040.f);
-  p = p * r + 1.f / 720.f;
-  p = p * r + 1.f / 120.f;
-  p = p * r + 1.f / 24.f;
-  p = p * r + 1.f / 6.f;
-  p = p * r + 0.5f;
-  p = p * r + 1.f;
-  p = p * r + 1.f;
+  const V p = exp_reduced(r);
   const VI ni = __builtin_convertvector(n, VI);
   const VI n1 = ni >> 1;
   const VI n2 = ni - n1;
@@ -114,6 +120,23 @@ __attribute__((always_inline)) inline V gelu_erf_v(const V& x) {
   return x * (x > 0.f ? 1.f - half_erfc : half_erfc);
 }
 
+// 1 + exp(x), the sigmoid's denominator: the same bits as 1 + exp_v(x), in fewer
+// instructions. Below x = -87 exp(x) < 2^-125 vanishes beside the 1, so x is clamped there,
+// and 2^n (n >= -126) is one factor, 2 * 2^(n - 1), normal up to n = 128 (exp_v's two factors
+// are for its denormal results); a NaN x gives a NaN polynomial, so needs no select.
+template <typename V>
+__attribute__((always_inline)) inline V one_plus_exp_v(const V& x) {
+  using VI = IntOf<V>;
+  const V hi = splat<V>(kExpMax);
+  const V xc = x < -87.f ? splat<V>(-87.f) : (x > hi ? hi : x);
+  const V n = (xc * kLog2e + kRound) - kRound;
+  V r = xc - n * kLn2Hi;
+  r = r - n * kLn2Lo;
+  const V p = exp_reduced(r);
+  const V e = (p + p) * (V)((__builtin_convertvector(n, VI) + 126) << 23);  // 2^(n - 1)
+  return 1.f + (x > hi ? splat<V>(__builtin_inff()) : e);
+}
+
 // act(x) = x / (1 + exp(-z)), z = x (SiLU) or the tanh GELU's 2u; the erf GELU above.
 template <Act A, typename V>
 __attribute__((always_inline)) inline V act_v(const V& x) {
@@ -122,7 +145,7 @@ __attribute__((always_inline)) inline V act_v(const V& x) {
   } else {
     V z = x;
     if constexpr (A == Act::kGeluTanh) z = x * (kGeluTanhC1 + kGeluTanhC3 * (x * x));
-    return x / (1.f + exp_v(-z));
+    return x / one_plus_exp_v(-z);
   }
 }
 
