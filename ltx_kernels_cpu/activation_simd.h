@@ -185,9 +185,7 @@ __attribute__((target("avx2,fma,f16c"))) int64_t act_span_avx2(T* out, const T* 
 }
 
 }  // namespace simd
-#endif  // LTX_CPU_SIMD_X86
 
-#if defined(LTX_CPU_SIMD_X86)
 // The vector part of act_span_of: the first n - n % W elements, W the lanes of simd_isa()'s
 // ISA (8 or 16); returns how many (0 without vectors).
 template <Act A, bool GATED, typename T>
@@ -195,7 +193,7 @@ inline int64_t act_simd_span(T* out, const T* x, const T* x2, int64_t n) {
   return simd_span([&] { return simd::act_span_avx512<A, GATED>(out, x, x2, n); },
                    [&] { return simd::act_span_avx2<A, GATED>(out, x, x2, n); });
 }
-#endif
+#endif  // LTX_CPU_SIMD_X86
 
 // out[i] = act(x[i]) or gated_act(x[i], x2[i]) for n values of T (float, bf16 or fp16), rounded
 // once to T: loaded, computed and stored in vector registers where simd_isa() has them, the
