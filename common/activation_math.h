@@ -42,12 +42,38 @@ LTX_ACT_FN float mul_sigmoid(float x, float z) {
 constexpr float kGeluTanhC1 = 1.5957691216057308f;   // 2 sqrt(2/pi)
 constexpr float kGeluTanhC3 = 0.07135481627260025f;  // 2 sqrt(2/pi) * 0.044715
 
+// erf GELU: x Phi(x) = 0.5 x erfc(z), z = -x / sqrt(2). PyTorch's 0.5 x (1 + erf(-z)) is the
+// same function, but for negative x the 1 + erf cancels: its error is ~1e-7 absolute, thousands
+// of fp32 ulps at x in [-4, -1.2) and no correct bit below x = -5.5 (where it is 0); erfc has no
+// cancellation (tools/gelu_erf_accuracy.py measures both). What is left is z's rounding, which
+// erfc turns into ~2 z^2 ulps (~160 at x = -13): EXACT_Z (fp32 outputs) takes it back by one
+// Taylor term, erfc(z + zl) = erfc(z) - zl 2/sqrt(pi) exp(-z^2), with zl the product's exact
+// rounding error (fmaf) plus the constant's own (kSqrtHalfLo). |z| >= 10 skips the term
+// (erfc is 0 or 2 there, and zl of an infinite x would be NaN), so +-inf give PyTorch's inf
+// and NaN, +-0 give +-0, and NaN stays NaN. 16-bit outputs round far above z's error.
+constexpr float kSqrtHalf = 0.70710678118654752f;
+constexpr float kSqrtHalfLo = 1.2101617e-08f;     // sqrt(1/2) - kSqrtHalf
+constexpr float kTwoOverSqrtPi = 1.1283791670955126f;
+
+template <bool EXACT_Z>
+LTX_ACT_FN float gelu_erf(float x) {
+  const float z = -x * kSqrtHalf;
+  float e = erfcf(z);
+  if constexpr (EXACT_Z) {
+    if (fabsf(z) < 10.f) {
+      const float zl = fmaf(-x, kSqrtHalf, -z) - x * kSqrtHalfLo;
+      e = fmaf(-zl * kTwoOverSqrtPi, expf(-z * z), e);
+    }
+  }
+  return 0.5f * x * e;
+}
+
 template <Act A, bool FAST>
 LTX_ACT_FN float act(float x) {
   if constexpr (A == Act::kGeluTanh) {
     return mul_sigmoid<FAST>(x, x * (kGeluTanhC1 + kGeluTanhC3 * (x * x)));
   } else if constexpr (A == Act::kGeluErf) {
-    return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));  // PyTorch's erf GELU
+    return gelu_erf<!FAST>(x);
   } else {
     return mul_sigmoid<FAST>(x, x);  // SiLU: x / (1 + exp(-x)), as PyTorch
   }

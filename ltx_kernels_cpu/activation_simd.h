@@ -91,15 +91,14 @@ __attribute__((always_inline)) inline V exp_v(const V& x, const V& tail = V{}) {
 // x = xh + xl with xh the 12 high bits of x's significand, x^2 = xh^2 + xl (x + xh) with xh^2
 // exact, the second term passed to exp_v as its tail (rounding x^2, or z, would cost up to
 // ~x^2 ulps of erfc). Within ~6 fp32 ulps of the exact x * Phi(x) wherever Phi is normal
-// (x > -13; PERFORMANCE.md), where the scalar formula 0.5 x (1 + erff(z)) (activation_math.h,
-// also the CUDA kernels') is a few ulps for x > 0 but, like PyTorch's, only ~1e-7 absolute in
-// the negative tail. |x| is clamped where exp underflows (|x| > 14.8, |z| > 10.5), so that
-// +-inf give the scalar formula's inf and NaN; NaN stays NaN through the final product; and
-// Phi(0) is exactly 1/2 (Q(1) sums to 1 in fp32), so gelu(x) = x / 2 near 0, as the scalar.
+// (x > -13; PERFORMANCE.md), as the scalar loop's erfcf (activation_math.h, gelu_erf; also the
+// CUDA kernels') at about a tenth of its time. |x| is clamped where exp underflows (|x| > 14.8,
+// |z| > 10.5), so that +-inf give the scalar formula's inf and NaN; NaN stays NaN through the
+// final product; and Phi(0) is exactly 1/2 (Q(1) sums to 1 in fp32), so gelu(x) = x / 2 near
+// 0, as the scalar.
 constexpr float kErfcQ[] = {0.225682497f,  0.225512594f,   0.209333554f, 0.161467746f,
                             0.157548845f,  -0.0111700082f, 0.109681249f, -0.0328048281f,
                             -0.117985062f, 0.0938881561f,  -0.021154765f};
-constexpr float kSqrtHalf = 0.70710678118654752f;
 
 template <int N, typename V>
 __attribute__((always_inline)) inline V horner(const float (&c)[N], const V& t) {
