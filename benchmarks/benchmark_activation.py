@@ -1,6 +1,7 @@
-"""`kernels benchmark .` workloads for gelu_tanh (LTX-Video FF), geglu, silu_and_mul and silu_mul
-(LLaMA-8B MLP). Inputs are scaled by 0.25 so that outputs stay below about 2, where one bf16
-rounding stays under the runner's atol of 1e-2 (see workloads.py)."""
+"""`kernels benchmark .` workloads for gelu_tanh (LTX-Video FF), geglu (tanh; erf: diffusers'
+default, Stable Diffusion's FF), silu_and_mul and silu_mul (LLaMA-8B MLP). Inputs are scaled by
+0.25 so that outputs stay below about 2, where one bf16 rounding stays under the runner's atol
+of 1e-2 (see workloads.py)."""
 
 import sys
 from pathlib import Path
@@ -28,6 +29,11 @@ for dt in DTYPES:
                  lambda k, i: k.geglu(i["x"], "tanh"),
                  lambda i: (halves(i["x"].float())[0] * F.gelu(halves(i["x"].float())[1],
                             approximate="tanh")).to(i["x"].dtype)),
+        Workload(f"geglu_erf_2x4096x10240_{dt}",
+                 lambda dev, d=dt: {"x": randn((2, 4096, 10240), DTYPES[d], dev, 0.25)},
+                 lambda k, i: k.geglu(i["x"], "none"),
+                 lambda i: (halves(i["x"].float())[0] * F.gelu(halves(i["x"].float())[1])
+                            ).to(i["x"].dtype)),
         Workload(f"silu_and_mul_4096x28672_{dt}",
                  lambda dev, d=dt: {"x": randn((4096, 28672), DTYPES[d], dev, 0.25)},
                  lambda k, i: k.silu_and_mul(i["x"]),

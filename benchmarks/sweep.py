@@ -475,6 +475,12 @@ def eager_geglu(x):
     return a * F.gelu(g, approximate="tanh")
 
 
+def eager_geglu_erf(x):
+    """diffusers' GEGLU at its default, the erf GELU (Stable Diffusion's feed-forward)."""
+    a, g = x.chunk(2, dim=-1)
+    return a * F.gelu(g)
+
+
 def eager_silu_and_mul(x):
     a, b = x.chunk(2, dim=-1)
     return F.silu(a) * b
@@ -483,11 +489,13 @@ def eager_silu_and_mul(x):
 def gated_case(op, k, lf, shape, dt) -> Case:
     x = rnd(shape, DTYPES[dt])
     H = shape[-1] // 2
-    eager = eager_geglu if op == "geglu" else eager_silu_and_mul
-    ours = (lambda: k.geglu(x, "tanh")) if op == "geglu" else (lambda: k.silu_and_mul(x))
+    eager = {"geglu": eager_geglu, "geglu_erf": eager_geglu_erf,
+             "silu_and_mul": eager_silu_and_mul}[op]
+    ours = {"geglu": lambda: k.geglu(x, "tanh"), "geglu_erf": lambda: k.geglu(x, "none"),
+            "silu_and_mul": lambda: k.silu_and_mul(x)}[op]
     impls = {"ltx": ours, "eager": lambda: eager(x),
              "compile": lambda: compiled(f"{op}{shape}{dt}", eager)(x)}
-    if lf is not None:
+    if lf is not None and op != "geglu_erf":  # Liger's GEGLU is the tanh GELU's only
         # Liger takes the two halves as separate tensors (its natural layout).
         first, second = x[..., :H].contiguous(), x[..., H:].contiguous()
         if op == "geglu":  # gelu(a) * b: the gate half is diffusers' second half
@@ -499,6 +507,8 @@ def gated_case(op, k, lf, shape, dt) -> Case:
     a, g = x.chunk(2, dim=-1)
     if op == "geglu":  # diffusers' GEGLU: value * gelu(gate), the gate is the second half
         act, value, gate = (lambda t: F.gelu(t, approximate="tanh")), a, g
+    elif op == "geglu_erf":
+        act, value, gate = F.gelu, a, g
     else:
         act, value, gate = F.silu, g, a
     acted = act(gate)
@@ -696,6 +706,8 @@ TABLE: dict[str, tuple[Callable, list, list]] = {
                   [(2, 2688, 8192)]),
     "geglu": (lambda k, lf, s, d: gated_case("geglu", k, lf, s, d),
               [(2, 4096, 16384), (2, 2688, 16384), (1, 1024, 4096)], [(2, 4096, 16384)]),
+    "geglu_erf": (lambda k, lf, s, d: gated_case("geglu_erf", k, lf, s, d),
+                  [(2, 4096, 10240), (1, 1024, 4096)], [(2, 4096, 10240)]),
     "silu_and_mul": (lambda k, lf, s, d: gated_case("silu_and_mul", k, lf, s, d),
                      [(1, 16, 28672), (1, 4096, 28672), (1, 16384, 28672), (1, 4096, 16384)],
                      [(1, 4096, 28672)]),

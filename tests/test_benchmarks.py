@@ -20,7 +20,7 @@ SMALL = {
     "rms_norm": (1, 8, 256), "fused_add_rms_norm": (1, 8, 256), "adaln": (2, 8, 256),
     "adaln_per_token": (2, 8, 256), "gated_residual_adaln": (2, 8, 256),
     "gated_residual": (2, 8, 256),
-    "gelu_tanh": (2, 8, 256), "geglu": (2, 8, 512), "silu_and_mul": (1, 8, 512),
+    "gelu_tanh": (2, 8, 256), "geglu": (2, 8, 512), "geglu_erf": (2, 8, 512), "silu_and_mul": (1, 8, 512),
     "silu_mul": (1, 8, 256),
     "rope_qk": (1, 4, 8, 64), "rope_qk_gqa": (1, 8, 4, 2, 64),
     "rms_norm_rope": (2, 8, 256), "rms_norm_rope_qk": (2, 8, 256),
