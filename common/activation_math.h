@@ -7,7 +7,7 @@
 #if defined(__CUDACC__)
 #define LTX_ACT_FN __host__ __device__ __forceinline__
 #else
-#define LTX_ACT_FN inline
+#define LTX_ACT_FN inline __attribute__((always_inline))  // also into the CPU's ISA-specific spans
 #endif
 
 namespace ltx {
@@ -42,30 +42,64 @@ LTX_ACT_FN float mul_sigmoid(float x, float z) {
 constexpr float kGeluTanhC1 = 1.5957691216057308f;   // 2 sqrt(2/pi)
 constexpr float kGeluTanhC3 = 0.07135481627260025f;  // 2 sqrt(2/pi) * 0.044715
 
-// erf GELU: x Phi(x) = 0.5 x erfc(z), z = -x / sqrt(2). PyTorch's 0.5 x (1 + erf(-z)) is the
-// same function, but for negative x the 1 + erf cancels: its error is ~1e-7 absolute, thousands
-// of fp32 ulps at x in [-4, -1.2) and no correct bit below x = -5.5 (where it is 0); erfc has no
-// cancellation (tools/gelu_erf_accuracy.py measures both). What is left is z's rounding, which
-// erfc turns into ~2 z^2 ulps (~160 at x = -13): EXACT_Z (fp32 outputs) takes it back by one
-// Taylor term, erfc(z + zl) = erfc(z) - zl 2/sqrt(pi) exp(-z^2), with zl the product's exact
-// rounding error (fmaf) plus the constant's own (kSqrtHalfLo). |z| >= 10 skips the term
-// (erfc is 0 or 2 there, and zl of an infinite x would be NaN), so +-inf give PyTorch's inf
-// and NaN, +-0 give +-0, and NaN stays NaN. 16-bit outputs round far above z's error.
+// erf GELU: x Phi(x), Phi(x) = erfc(-z) / 2, z = x / sqrt(2). PyTorch's 0.5 x (1 + erf(z)) is
+// the same function, but for negative x the 1 + erf cancels: its error is ~1e-7 absolute,
+// thousands of fp32 ulps at x in [-4, -1.2) and no correct bit below x = -5.5 (where it is 0;
+// tools/gelu_erf_accuracy.py measures it). One formula for every x, on both backends (the CPU's
+// vector form in ltx_kernels_cpu/activation_simd.h shares its polynomial), with a = |z|:
+//   erfc(a) = exp(-a^2) * t * Q(t),  t = 1 / (1 + 0.4 a),  Q of degree 10
+//   (tools/fit_gelu_erf.py derives Q: t Q(t) within 2.4e-7 relative of erfc(a) exp(a^2));
+//   Phi = 1 - erfc(a) / 2 for x > 0, erfc(a) / 2 otherwise,
+// so the negative tail has no cancellation, and no branch: one exp and one reciprocal, about the
+// cost of CUDA's erff (erfcf costs twice that and made the CUDA GEGLU 11-17% slower than the
+// memory traffic; PERFORMANCE.md, run HH). exp's argument -x^2 / 2 is taken exactly: h = x^2
+// rounded, its error l = fmaf(|x|, |x|, -h) exact, exp(-(h + l) / 2) = exp(-h / 2) (1 - l / 2)
+// (l <= 2^-24 h: the dropped terms are below 2^-40); rounding x^2 alone would cost up to ~x^2 / 2
+// ulps of erfc. Within ~6 fp32 ulps of the exact x Phi(x) wherever Phi is normal (x > -13).
+// FAST (CUDA, 16-bit outputs): __expf of the rounded -h / 2 and an approximate reciprocal
+// (relative error ~1e-5 at x = -14, 2^-9 would be one bf16 rounding); __expf flushes below
+// 2^-126, so outputs for x < -13.2 are 0 there instead of denormal (F.gelu is 0 below -5.5).
+// |x| is clamped where exp(-x^2 / 2) is 0 in fp32 (14.8), so +-inf give PyTorch's inf and NaN
+// (-inf * 0), NaN stays NaN through the final product, and Phi(0) is exactly 1/2 (Q(1) sums to
+// 1 in fp32), so gelu(x) = x / 2 bit for bit near 0, as PyTorch.
 constexpr float kSqrtHalf = 0.70710678118654752f;
-constexpr float kSqrtHalfLo = 1.2101617e-08f;     // sqrt(1/2) - kSqrtHalf
-constexpr float kTwoOverSqrtPi = 1.1283791670955126f;
+constexpr float kErfcT = 0.4f * kSqrtHalf;  // t = 1 / (1 + kErfcT |x|)
+constexpr float kGeluErfClamp = 14.8f;      // exp(-14.8^2 / 2) < 2^-149
 
-template <bool EXACT_Z>
+// t Q(t) ~ erfc(a) exp(a^2), for a float or (on the CPU) a vector of floats.
+template <typename V>
+LTX_ACT_FN V erfc_scaled(V t) {
+  V q = t * -0.021154765f + 0.0938881561f;
+  q = q * t + -0.117985062f;
+  q = q * t + -0.0328048281f;
+  q = q * t + 0.109681249f;
+  q = q * t + -0.0111700082f;
+  q = q * t + 0.157548845f;
+  q = q * t + 0.161467746f;
+  q = q * t + 0.209333554f;
+  q = q * t + 0.225512594f;
+  return t * (q * t + 0.225682497f);
+}
+
+// x Phi(x) from e = exp(-x^2 / 2) and t = 1 / (1 + kErfcT |x|).
+template <typename V>
+LTX_ACT_FN V gelu_erf_from(V x, V e, V t) {
+  const V half_erfc = 0.5f * (e * erfc_scaled(t));
+  return x * (x > 0.f ? 1.f - half_erfc : half_erfc);
+}
+
+template <bool FAST>
 LTX_ACT_FN float gelu_erf(float x) {
-  const float z = -x * kSqrtHalf;
-  float e = erfcf(z);
-  if constexpr (EXACT_Z) {
-    if (fabsf(z) < 10.f) {
-      const float zl = fmaf(-x, kSqrtHalf, -z) - x * kSqrtHalfLo;
-      e = fmaf(-zl * kTwoOverSqrtPi, expf(-z * z), e);
-    }
+  const float a = fminf(fabsf(x), kGeluErfClamp);  // NaN: 14.8 here, NaN from x at the end
+  const float h = a * a;
+#if defined(__CUDA_ARCH__)
+  if constexpr (FAST) {
+    return gelu_erf_from(x, __expf(-0.5f * h), __fdividef(1.f, 1.f + kErfcT * a));
   }
-  return 0.5f * x * e;
+#endif
+  float e = expf(-0.5f * h);
+  e = fmaf(e, -0.5f * fmaf(a, a, -h), e);
+  return gelu_erf_from(x, e, 1.f / (1.f + kErfcT * a));
 }
 
 template <Act A, bool FAST>
@@ -73,7 +107,7 @@ LTX_ACT_FN float act(float x) {
   if constexpr (A == Act::kGeluTanh) {
     return mul_sigmoid<FAST>(x, x * (kGeluTanhC1 + kGeluTanhC3 * (x * x)));
   } else if constexpr (A == Act::kGeluErf) {
-    return gelu_erf<!FAST>(x);
+    return gelu_erf<FAST>(x);
   } else {
     return mul_sigmoid<FAST>(x, x);  // SiLU: x / (1 + exp(-x)), as PyTorch
   }

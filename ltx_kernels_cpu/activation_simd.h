@@ -11,7 +11,7 @@
 // gives +0 and NaN gives NaN, as `expf`; elsewhere within about 2 ulps of it. The rest of each
 // formula is the scalar one's (GCC may fuse a multiply and an add of it into an FMA): the
 // results differ from the scalar loop's by a few fp32 ulps at most, far below a 16-bit
-// rounding. The erf GELU (geglu's approximate="none") has its own vector formula below.
+// rounding. The erf GELU (geglu's approximate="none") takes its exp's argument exactly (below).
 //
 // The ISA is chosen at run time (simd.h: LTX_CPU_SIMD). Elsewhere than x86-64 with GCC or
 // Clang: the scalar loop.
@@ -83,40 +83,20 @@ __attribute__((always_inline)) inline V exp_v(const V& x, const V& tail = V{}) {
   return x != x ? x : out;
 }
 
-// The erf GELU, x * Phi(x), Phi(x) = erfc(-z) / 2, z = x / sqrt(2), by one formula for every x
-// (tools/fit_gelu_erf.py derives Q and says how):
-//   erfc(|z|) = exp(-x^2 / 2) * t * Q(t), t = 1 / (1 + 0.4 |z|), Q of degree 10;
-//   Phi = 1 - erfc(|z|) / 2 for z > 0, erfc(|z|) / 2 otherwise,
-// so that the negative tail has no cancellation of 1 + erf(z); and exp's argument is exact:
-// x = xh + xl with xh the 12 high bits of x's significand, x^2 = xh^2 + xl (x + xh) with xh^2
-// exact, the second term passed to exp_v as its tail (rounding x^2, or z, would cost up to
-// ~x^2 ulps of erfc). Within ~6 fp32 ulps of the exact x * Phi(x) wherever Phi is normal
-// (x > -13; PERFORMANCE.md), as the scalar loop's erfcf (activation_math.h, gelu_erf; also the
-// CUDA kernels') at about a tenth of its time. |x| is clamped where exp underflows (|x| > 14.8,
-// |z| > 10.5), so that +-inf give the scalar formula's inf and NaN; NaN stays NaN through the
-// final product; and Phi(0) is exactly 1/2 (Q(1) sums to 1 in fp32), so gelu(x) = x / 2 near
-// 0, as the scalar.
-constexpr float kErfcQ[] = {0.225682497f,  0.225512594f,   0.209333554f, 0.161467746f,
-                            0.157548845f,  -0.0111700082f, 0.109681249f, -0.0328048281f,
-                            -0.117985062f, 0.0938881561f,  -0.021154765f};
-
-template <int N, typename V>
-__attribute__((always_inline)) inline V horner(const float (&c)[N], const V& t) {
-  V p = splat<V>(c[N - 1]);
-  for (int i = N - 2; i >= 0; --i) p = p * t + c[i];
-  return p;
-}
-
+// The erf GELU: the scalar formula (activation_math.h, gelu_erf: erfc(|z|) = exp(-x^2 / 2) t Q(t)
+// with the same Q, Phi = 1 - erfc / 2 for x > 0, erfc / 2 otherwise), with exp_v and its exact
+// argument: x = xh + xl with xh the 12 high bits of |x|'s significand, x^2 = xh^2 + xl (x + xh)
+// with xh^2 exact, the second term passed to exp_v as its tail. Within ~6 fp32 ulps of the exact
+// x * Phi(x) wherever Phi is normal (x > -13; PERFORMANCE.md), as the scalar loop. |x| is
+// clamped as there, so +-inf, NaN and +-0 give the scalar loop's results.
 template <typename V>
 __attribute__((always_inline)) inline V gelu_erf_v(const V& x) {
   using VI = IntOf<V>;
   const V ax = (V)((VI)x & 0x7FFFFFFF);
-  const V xc = ax < 14.8f ? ax : splat<V>(14.8f);  // NaN lanes: finite here, NaN from x below
+  const V xc = ax < kGeluErfClamp ? ax : splat<V>(kGeluErfClamp);  // NaN lanes: finite here
   const V xh = (V)((VI)xc & -4096);                // the 12 high bits of the significand
   const V e = exp_v(-0.5f * (xh * xh), -0.5f * ((xc - xh) * (xc + xh)));
-  const V t = 1.f / (1.f + (0.4f * kSqrtHalf) * xc);
-  const V half_erfc = 0.5f * (e * (t * horner(kErfcQ, t)));
-  return x * (x > 0.f ? 1.f - half_erfc : half_erfc);
+  return gelu_erf_from(x, e, 1.f / (1.f + kErfcT * xc));
 }
 
 // 1 + exp(x), the sigmoid's denominator: the same bits as 1 + exp_v(x), in fewer
@@ -197,8 +177,7 @@ inline int64_t act_simd_span(T* out, const T* x, const T* x2, int64_t n) {
 // out[i] = act(x[i]) or gated_act(x[i], x2[i]) for n values of T (float, bf16 or fp16), rounded
 // once to T: loaded, computed and stored in vector registers where simd_isa() has them, the
 // last n % W values too (copied into a zero-padded vector's worth, so that every element of a
-// row gets the same formula: the vector erf GELU is far more accurate than the scalar one in
-// its negative tail); the scalar formulas without vectors.
+// row gets the same formula, rounded the same way); the scalar formulas without vectors.
 template <Act A, bool GATED, typename T>
 inline void act_span_of(T* out, const T* x, const T* x2, int64_t n) {
   static_assert(std::is_same_v<T, float> || kIs16Bit<T>);

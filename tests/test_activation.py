@@ -736,7 +736,7 @@ def test_cpu_simd_paths(tmp_path):
         assert not torch.equal(results[None][("gelu_tanh", f32)], scalar[("gelu_tanh", f32)])
         assert not torch.equal(results["1"][("gelu_erf", f32)], scalar[("gelu_erf", f32)])
     # The erf GELU's own accuracy, the vector formula (activation_simd.h, gelu_erf_v) and the
-    # scalar loop's (activation_math.h, gelu_erf: erfc with z's rounding taken back): within 8
+    # scalar loop's (activation_math.h, gelu_erf: the same formula with expf): within 8
     # fp32 ulps of x * Phi(x) in float64 wherever Phi(x) is normal (x > -13; below, Phi and the
     # result lose bits as denormals). PyTorch's 0.5 x (1 + erf(x / sqrt(2))) is thousands of
     # ulps off in the negative tail (1 + erf cancels).

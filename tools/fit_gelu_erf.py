@@ -1,6 +1,6 @@
-"""The coefficients of the CPU's vector erf GELU (ltx_kernels_cpu/activation_simd.h, `gelu_erf_v`).
+"""The polynomial of the erf GELU on both backends (common/activation_math.h, `erfc_scaled`).
 
-    python3 tools/fit_gelu_erf.py      # needs numpy and mpmath; prints the C++ constants
+    python3 tools/fit_gelu_erf.py      # needs numpy and mpmath; prints erfc_scaled's body
 
 gelu(x) = x * Phi(x), Phi(x) = erfc(-z) / 2, z = x / sqrt(2). With
 
@@ -15,7 +15,8 @@ erfc(z) exp(z^2) computed with mpmath at 40 digits. Its coefficients are then ro
 and the constant term is set so that Q(1) (z = 0) sums to exactly 1 in fp32 (Horner's
 additions at t = 1), so that Phi(0) is exactly 1/2 and gelu(x) = x / 2 bit for bit near 0, as the
 scalar formula. The script prints the fit's largest relative error over a dense grid (Q in
-fp32; the kernel's measured error in ulps is in PERFORMANCE.md, "The CPU backend").
+fp32, each step rounded: the FMAs of the CUDA kernels and the CPU's vectors round less; the
+kernels' measured error in ulps is in PERFORMANCE.md).
 """
 from __future__ import annotations
 
@@ -63,10 +64,12 @@ def max_error(c: np.ndarray) -> float:
 
 def main() -> None:
     q = fit_q()
-    vals = ", ".join(f"{float(v):.9g}f" for v in q)
     print(f"// Q: degree {Q_DEGREE}, t = 1 / (1 + {T_SCALE} |z|), largest relative error of "
-          f"t Q(t) {max_error(q):.2e} (in fp32)")
-    print(f"constexpr float kErfcQ[] = {{{vals}}};")
+          f"t Q(t) {max_error(q):.2e} (in fp32, no FMA)")
+    print(f"  V q = t * {float(q[-1]):.9g}f + {float(q[-2]):.9g}f;")
+    for v in q[-3:0:-1]:
+        print(f"  q = q * t + {float(v):.9g}f;")
+    print(f"  return t * (q * t + {float(q[0]):.9g}f);")
 
 
 if __name__ == "__main__":
