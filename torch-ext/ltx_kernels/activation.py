@@ -86,7 +86,9 @@ def geglu(
         x: `[..., 2H]` (value half, then gate half), float32 / float16 / bfloat16; rows may be
             strided. H may be odd.
         approximate: `"tanh"` (tanh GELU) or `"none"` (erf GELU, diffusers' `GEGLU`), as in
-            `F.gelu`.
+            `F.gelu`. The erf GELU is computed as `x Phi(x)` without the cancellation of
+            `F.gelu`'s `1 + erf` for negative x: within ~7.4 fp32 ulps of the exact value for
+            x > -13, where `F.gelu` is up to thousands of ulps off below x = -1.2 and 0 below -5.5.
         out: optional output `[..., H]`, x's dtype.
 
     Returns:
