@@ -216,6 +216,16 @@ launch__registers_per_thread,launch__grid_size,launch__block_size,smsp__inst_exe
   rm -f "$OUT/ncu.ncu-rep"
 }
 
+# NCU_STALL_METRICS: time, DRAM and L2 read/write traffic, L2 read hits, active warps,
+# instructions, and the warp stall reasons per issued instruction (NCU_METRICS=$NCU_STALL_METRICS
+# ncu_flush ...: runs HH and II's RMSNorm look).
+NCU_STALL_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum
+for _stall in long_scoreboard lg_throttle barrier short_scoreboard wait not_selected selected \
+    mio_throttle math_pipe_throttle no_instruction dispatch_stall drain membar; do
+  NCU_STALL_METRICS+=,smsp__average_warps_issue_stalled_${_stall}_per_issue_active.ratio
+done
+unset _stall
+
 # ncu_flush NAME FLUSH IMPLS LIMIT CASE...: Nsight Compute of tools/ncu_ops.py's CASEs (op:shape)
 # for IMPLS (comma-separated) with the sweep's L2 flush FLUSH (zero or read) before each profiled
 # launch, so the kernel meets the L2 that flush leaves (--cache-control none) and no pass meets

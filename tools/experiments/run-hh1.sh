@@ -49,14 +49,9 @@ if fits 70; then
   timeout 70 python3 tools/cpu_simd_bench.py 2>&1 | grep -v "dirty git tree" \
     | tee "$OUT/cpu-bench.md" | tee -a "$LOG"
 fi
-STALLS=long_scoreboard,lg_throttle,barrier,short_scoreboard,wait,not_selected,selected,mio_throttle,math_pipe_throttle,no_instruction,dispatch_stall,drain,membar
-METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum
-for s in ${STALLS//,/ }; do
-  METRICS+=,smsp__average_warps_issue_stalled_${s}_per_issue_active.ratio
-done
 if fits 100; then
   log "ncu, zeroing flush, application replay: RMSNorm ours / compile / Liger, stall reasons"
-  NCU_METRICS=$METRICS ncu_flush stalls zero ltx,compile,liger $(( ${CALL_BUDGET:-560} - $(date +%s) + CALL_T0 - 10 )) \
+  NCU_METRICS=$NCU_STALL_METRICS ncu_flush stalls zero ltx,compile,liger $(( ${CALL_BUDGET:-560} - $(date +%s) + CALL_T0 - 10 )) \
     rms_norm:2x2688x2048 rms_norm:1x4096x8192
 fi
 experiment_end
