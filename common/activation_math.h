@@ -55,7 +55,8 @@ constexpr float kGeluTanhC3 = 0.07135481627260025f;  // 2 sqrt(2/pi) * 0.044715
 // memory traffic; PERFORMANCE.md, run HH). exp's argument -x^2 / 2 is taken exactly: h = x^2
 // rounded, its error l = fmaf(|x|, |x|, -h) exact, exp(-(h + l) / 2) = exp(-h / 2) (1 - l / 2)
 // (l <= 2^-24 h: the dropped terms are below 2^-40); rounding x^2 alone would cost up to ~x^2 / 2
-// ulps of erfc. Within ~6 fp32 ulps of the exact x Phi(x) wherever Phi is normal (x > -13).
+// ulps of erfc. Within 7.4 fp32 ulps of the exact x Phi(x) wherever Phi is normal (x > -13;
+// measured: CUDA 7.39, the CPU scalar loop 7.33, the CPU vectors 6.3).
 // FAST (CUDA, 16-bit outputs): __expf of the rounded -h / 2 and an approximate reciprocal
 // (relative error ~1e-5 at x = -14, 2^-9 would be one bf16 rounding); __expf flushes below
 // 2^-126, so outputs for x < -13.2 are 0 there instead of denormal (F.gelu is 0 below -5.5).
