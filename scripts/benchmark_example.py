@@ -93,6 +93,10 @@ def parse_args(argv=None):
                    help="with the kernels: the feed-forward's tanh GELU in its projection's "
                    "cuBLASLt epilogue (inject_ltx_video(gelu_in_matmul=True)) instead of "
                    "gelu_tanh after it")
+    p.add_argument("--fuse-projections", action="store_true",
+                   help="with the kernels: diffusers' fuse_qkv_projections() first "
+                   "(inject_ltx_video(fuse_projections=True)): each self-attention's q, k, v "
+                   "in one matrix product, cross-attention's k, v in one")
     p.add_argument("--cuda-graph", action="store_true",
                    help="capture each configuration's transformer call (both CFG halves) in "
                    "one CUDA graph after the warmup and replay it at every step: no Python, "
@@ -270,7 +274,8 @@ def prepare(args, config, dtype):
     report = None
     if use_kernels:
         kernel = load_kernel(args.device)
-        report = kernel.integrations.inject_ltx_video(model, gelu_in_matmul=args.gelu_in_matmul)
+        report = kernel.integrations.inject_ltx_video(model, gelu_in_matmul=args.gelu_in_matmul,
+                                                      fuse_projections=args.fuse_projections)
     if use_compile:
         import torch._inductor.config as inductor_config
 
@@ -453,6 +458,7 @@ def main(argv=None):
         "cuda_graph": args.cuda_graph,
         "freeze": args.freeze,
         "gelu_in_matmul": args.gelu_in_matmul,
+        "fuse_projections": args.fuse_projections,
         # KiB; None: PyTorch's default (set here by --cublaslt-workspace-kib or by the caller)
         "cublaslt_workspace_kib": os.environ.get("CUBLASLT_WORKSPACE_SIZE"),
         "torch": torch.__version__,

@@ -12,7 +12,10 @@ across layers too, which the per-layer compile below cannot fuse) and
 `integrations.fuse_gated_mlp` (the MLP's `silu(gate) * up` in one `silu_mul` pass, in place
 of the SiLU layer and a multiply, or of inductor's kernel for the two); `--no-fuse`: neither;
 the extra configuration `kernels+compile-unfused` is kernels+compile without them, for an A/B
-in one process.
+in one process. The extra configurations `kernels+proj` and `kernels+compile+proj` also run
+`integrations.fuse_projections` (q / k / v in one matrix product, gate / up in another read by
+`silu_and_mul`): a change of the model's matrix products, not of this package's kernels, so
+it is reported beside kernels and kernels+compile, not folded into them.
 
 Every configuration's last-position logits are checked against an fp32 forward of the same
 weights (rounded to the run's dtype): no configuration may be further from it than twice
@@ -72,11 +75,13 @@ MODEL_SIZES = {
 # transformers' function layers (rotary_pos_emb) for their class, so a model built after a
 # kernelized one would run this package's rope too (seen on the H200: "compile" ran
 # ltx::rope_kernel). Each configuration is also checked for it (`--profile`).
-# name -> (kernels, compile, fuse_decoder_residuals and fuse_gated_mlp); the last one only on
-# request.
-CONFIGS = {"eager": (False, False, False), "compile": (False, True, False),
-           "kernels": (True, False, True), "kernels+compile": (True, True, True),
-           "kernels+compile-unfused": (True, True, False)}
+# name -> (kernels, compile, fuse_decoder_residuals and fuse_gated_mlp, fuse_projections); the
+# last three only on request.
+CONFIGS = {"eager": (False, False, False, False), "compile": (False, True, False, False),
+           "kernels": (True, False, True, False), "kernels+compile": (True, True, True, False),
+           "kernels+compile-unfused": (True, True, False, False),
+           "kernels+proj": (True, False, True, True),
+           "kernels+compile+proj": (True, True, True, True)}
 DEFAULT_CONFIGS = ["eager", "compile", "kernels", "kernels+compile"]
 
 
@@ -169,8 +174,10 @@ def reference_logits(args, dtype):
 def prepare(args, config, dtype):
     from kernels import Mode, kernelize, use_kernel_mapping
 
-    use_kernels, use_compile, fuse = CONFIGS[config]
+    use_kernels, use_compile, fuse, proj = CONFIGS[config]
     model = build(args, dtype)
+    if proj:
+        load_kernel(args.device).integrations.fuse_projections(model)
     if use_kernels and fuse and args.fuse:
         integrations = load_kernel(args.device).integrations
         integrations.fuse_decoder_residuals(model)

@@ -224,6 +224,36 @@ def test_ltx_gelu_in_matmul(backend, dtype):
         assert_ltx_accuracy(out, ref, eager, args, kw, dtype)
 
 
+@pytest.mark.kernels_ci
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("per_token", [False, True], ids=["per_sample", "per_token"])
+def test_ltx_fuse_projections(backend, dtype, per_token):
+    """`fuse_projections=True`: diffusers' fuse_qkv_projections() on every LTXAttention, and the
+    processor reads q, k, v (self-attention) and k, v (cross-attention) from one matrix product
+    each: three fewer linears a block; the output as accurate as the default injection's,
+    eagerly and compiled (fullgraph), for per-sample and per-token timesteps."""
+    kernel = load_kernel(backend)
+    kinds = kernel.integrations.diffusers.LTX_KINDS
+    model = tiny_ltx()
+    ref64 = copy.deepcopy(model).double().to(backend)
+    eager = copy.deepcopy(model).to(device=backend, dtype=dtype)
+    unfused = copy.deepcopy(model)
+    kernel.integrations.inject_ltx_video(unfused)
+    unfused = unfused.to(device=backend, dtype=dtype)
+    report = kernel.integrations.inject_ltx_video(model, fuse_projections=True)
+    assert report.replaced[kinds["qkv"]] == 2 * LTX_LAYERS  # attn1 and attn2 of each block
+    model = model.to(device=backend, dtype=dtype)
+    args, kw = ltx_inputs(dtype, backend, per_token=per_token)
+    n_fused = count_ops(lambda: run(model, args, kw), "aten::linear")
+    n_unfused = count_ops(lambda: run(unfused, args, kw), "aten::linear")
+    assert n_unfused - n_fused == 3 * LTX_LAYERS
+    ref = run(ref64, tuple(a.double() for a in args), kw)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, fullgraph=True)
+    for out in (run(model, args, kw), run(compiled, args, kw)):
+        assert_ltx_accuracy(out, ref, eager, args, kw, dtype)
+
+
 def ltx_block_inputs(model, args, per_token: bool, seed: int = 2):
     """Inputs of one block of `model` (hidden states, text, temb, rope), on args' device."""
     block = model.transformer_blocks[0]

@@ -341,6 +341,92 @@ def test_fuse_gated_mlp(backend, dtype, name):
         kernel.integrations.fuse_gated_mlp(tiny_llama(dtype, backend, "gelu_pytorch_tanh"))
 
 
+def tiny_qwen2(dtype, device):
+    """Qwen2: q / k / v projections with biases, the sliding window passed from the module."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    cfg = Qwen2Config(vocab_size=512, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                      rms_norm_eps=1e-5)
+    model = Qwen2ForCausalLM(cfg)
+    with torch.no_grad():  # non-zero biases, so that fusing them is tested
+        for m in model.modules():
+            if isinstance(m, torch.nn.Linear) and m.bias is not None:
+                m.bias.normal_(0, 0.5)
+    return _init(model, dtype, device)
+
+
+# model -> builder, for fuse_projections: each of the four attention forwards it knows
+PROJ_MODELS = {**FUSE_MODELS, "qwen2": tiny_qwen2}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("name", list(PROJ_MODELS))
+def test_fuse_projections(backend, dtype, name):
+    """q / k / v in one matrix product and gate / up in another: the same logits, three linears
+    a layer fewer, the weights held once (the parameter count unchanged), silu_and_mul once a
+    layer; again the same logits with fuse_decoder_residuals, fuse_gated_mlp (which counts the
+    fused MLPs as its own) and kernelize on top, and compiled layer by layer (fullgraph).
+    Fusing twice changes nothing."""
+    from kernels import Mode, kernelize, use_kernel_mapping
+
+    kernel = load_kernel(backend)
+    model = PROJ_MODELS[name](dtype, backend)
+    ids = torch.randint(0, 512, (2, 24), device=backend)
+    n_layers = model.config.num_hidden_layers
+    n_params = sum(p.numel() for p in model.parameters())
+
+    def logits():
+        with torch.no_grad():
+            return model(ids).logits.double()
+
+    ref = logits()
+    n_linear = count_ops(lambda: logits(), "aten::linear")
+    fi = kernel.integrations
+    assert fi.fuse_projections(model) == 2 * n_layers
+    assert fi.fuse_projections(model) == 2 * n_layers
+    layer = model.model.layers[0]
+    assert not hasattr(layer.self_attn, "q_proj") and not hasattr(layer.mlp, "up_proj")
+    assert sum(p.numel() for p in model.parameters()) == n_params
+    assert count_ops(lambda: logits(), "aten::linear") == n_linear - 3 * n_layers
+    assert count_ops(lambda: logits(), "::silu_and_mul") == n_layers
+
+    def check(what):
+        err = ((logits() - ref).norm() / ref.norm()).item()
+        assert err < LOGITS_RTOL[dtype], f"{what}: logits relative error {err:.3g}"
+
+    check("fused projections")
+    fi.fuse_decoder_residuals(model)
+    assert fi.fuse_gated_mlp(model) == n_layers
+    with use_kernel_mapping(kernel_mapping(kernel, backend)):
+        kernelize(model, mode=Mode.INFERENCE, device=backend)
+    check("with the residual fusion, kernelized")
+    torch._dynamo.reset()
+    for layer in model.model.layers:
+        layer.compile(fullgraph=True)
+    check("compiled per layer")
+    torch._dynamo.reset()
+
+
+def test_fuse_projections_refuses(backend):
+    """What fuse_projections cannot fuse is left alone with the reason: a model without those
+    attentions and MLPs (Falcon), projections wrapped by a hook; a GELU-gated MLP keeps its
+    projections while the attention is fused."""
+    kernel = load_kernel(backend)
+    fi = kernel.integrations
+    with pytest.raises(ValueError, match="no LLaMA-style attention"):
+        fi.fuse_projections(tiny_falcon(torch.float32, backend, new_decoder_architecture=False))
+    model = tiny_llama(torch.float32, backend)
+    for layer in model.model.layers:
+        layer.self_attn.k_proj.register_forward_hook(lambda *a: None)
+    with pytest.raises(ValueError, match="wrapped"):
+        fi.fuse_projections(model, mlp=False)
+    model = tiny_llama(torch.float32, backend, "gelu_pytorch_tanh")
+    assert fi.fuse_projections(model) == model.config.num_hidden_layers
+    assert hasattr(model.model.layers[0].mlp, "gate_proj")
+
+
 def test_fuse_decoder_residuals_refuses(backend):
     """A model without LLaMA's decoder layer (Falcon) is refused with the reason, not patched
     with code that computes something else."""

@@ -6,20 +6,23 @@
 - `transformers`: `patch_falcon_layernorm(model)` for models whose `nn.LayerNorm`s carry no
   hub-kernel decorator (Falcon); decorated models go through `kernels.kernelize` and `layers`.
   `fuse_decoder_residuals(model)` fuses LLaMA-style decoder layers' residual adds with the
-  RMSNorm after each, also across layers, and `fuse_gated_mlp(model)` their MLPs' SiLU and
-  product (LLaMA, Mistral, Qwen2, Qwen3).
+  RMSNorm after each, also across layers, `fuse_gated_mlp(model)` their MLPs' SiLU and
+  product, and `fuse_projections(model)` their q / k / v projections into one matrix product
+  and gate / up into another (LLaMA, Mistral, Qwen2, Qwen3).
 
 Inject before `enable_model_cpu_offload()`, `enable_group_offload()`, caching or context
 parallelism: those wrap the forwards that are current when they are called.
 """
 
 from .diffusers import InjectionReport, inject_flux, inject_ltx_video
-from .transformers import fuse_decoder_residuals, fuse_gated_mlp, patch_falcon_layernorm
+from .transformers import (fuse_decoder_residuals, fuse_gated_mlp, fuse_projections,
+                           patch_falcon_layernorm)
 
 __all__ = [
     "InjectionReport",
     "fuse_decoder_residuals",
     "fuse_gated_mlp",
+    "fuse_projections",
     "inject_flux",
     "inject_ltx_video",
     "patch_falcon_layernorm",

@@ -324,10 +324,30 @@ def _per_head_mask(attn: nn.Module, mask: torch.Tensor, target_len: int,
     return mask.view(batch, attn.heads, -1, mask.shape[-1])
 
 
+def _ltx_projections(attn, hidden_states, encoder_hidden_states):
+    """q, k, v of an LTX attention: three matrix products, or, after diffusers'
+    `fuse_qkv_projections()` (`attn.to_qkv`: the rows of to_q, to_k and to_v in one weight),
+    one for self-attention (q, k and v column slices of its output: `rms_norm_rope_qk` and the
+    attention read them in place) and one for cross-attention's k and v (to_qkv's k and v
+    rows over the text tokens; q from to_q)."""
+    fused = getattr(attn, "to_qkv", None) if getattr(attn, "fused_projections", False) else None
+    if fused is None:
+        context = hidden_states if encoder_hidden_states is None else encoder_hidden_states
+        return attn.to_q(hidden_states), attn.to_k(context), attn.to_v(context)
+    sizes = [attn.inner_dim, attn.inner_kv_dim, attn.inner_kv_dim]
+    if encoder_hidden_states is None:
+        return fused(hidden_states).split(sizes, dim=-1)
+    q = attn.to_q(hidden_states)
+    bias = None if fused.bias is None else fused.bias[sizes[0]:]
+    k, v = F.linear(encoder_hidden_states, fused.weight[sizes[0]:], bias).split(sizes[1:], dim=-1)
+    return q, k, v
+
+
 class LTXVideoKernelAttnProcessor(_KernelAttnProcessor):
     """diffusers' `LTXVideoAttnProcessor` with `norm_q` / `norm_k` (`torch.nn.RMSNorm` across
     heads) + interleaved rope fused, q and k in one call (`rms_norm_rope_qk`), when rope is
-    given (self-attention), and `rms_norm` otherwise (cross-attention). `image_rotary_emb` is
+    given (self-attention), and `rms_norm` otherwise (cross-attention); q, k and v from fused
+    projections when the module has them (`_ltx_projections`). `image_rotary_emb` is
     the rope module's `(cos, sin)`, or `(cos, sin, True)` with pair tables (one value per
     rotation pair, `[..., D/2]`), which the injected transformer forward passes when every
     block's self-attention has this processor."""
@@ -341,12 +361,7 @@ class LTXVideoKernelAttnProcessor(_KernelAttnProcessor):
             # a 4-D mask is already per head (`[B, heads, 1 or S, L]`): the injected
             # transformer forward prepares it once for every block (_ltx_heads_mask)
             attention_mask = _per_head_mask(attn, attention_mask, sequence_length, batch_size)
-        if encoder_hidden_states is None:
-            encoder_hidden_states = hidden_states
-
-        query = attn.to_q(hidden_states)
-        key = attn.to_k(encoder_hidden_states)
-        value = attn.to_v(encoder_hidden_states)
+        query, key, value = _ltx_projections(attn, hidden_states, encoder_hidden_states)
         if image_rotary_emb is None:
             query = _qk_norm(attn.norm_q, query)
             key = _qk_norm(attn.norm_k, key)
@@ -636,11 +651,27 @@ LTX_KINDS = {
     "head": "output head: LayerNorm + modulation -> adaln / gated_residual_adaln(norm='layer')",
     "xblock": ("feed-forward residual + next norm1 / output head -> gated_residual_adaln "
                "(across blocks)"),
+    "qkv": ("LTXAttention q/k/v projections -> one matrix product (diffusers' "
+            "fuse_qkv_projections; cross-attention: k and v)"),
 }
 
 
-def inject_ltx_video(transformer, *, verbose: bool = False,
-                     gelu_in_matmul: bool = False) -> InjectionReport:
+def _fuse_qkv_projections(model: nn.Module, report: InjectionReport) -> None:
+    """diffusers' `fuse_qkv_projections()` on `model`, counted in the report (attention modules
+    that hold a `to_qkv` after it); a model without the method gets a note."""
+    fuse = getattr(model, "fuse_qkv_projections", None)
+    if fuse is None:
+        report.notes.append("projections kept separate: the model has no fuse_qkv_projections()")
+        return
+    fuse()
+    n = sum(1 for m in model.modules()
+            if getattr(m, "fused_projections", False) and hasattr(m, "to_qkv"))
+    if n:
+        report.add(LTX_KINDS["qkv"], n)
+
+
+def inject_ltx_video(transformer, *, verbose: bool = False, gelu_in_matmul: bool = False,
+                     fuse_projections: bool = False) -> InjectionReport:
     """Route a diffusers `LTXVideoTransformer3DModel` (or a pipeline holding one) through the
     kernels, in place:
 
@@ -660,6 +691,11 @@ def inject_ltx_video(transformer, *, verbose: bool = False,
       epilogue of the projection, so the `[B, S, 4 * dim]` activation is written once and not
       read back; opt-in because it moves the activation out of this package's kernels into
       cuBLASLt's, whose epilogue GEMM PyTorch picks by heuristics);
+    - with `fuse_projections`, diffusers' own `fuse_qkv_projections()` on the model first:
+      each self-attention's q, k and v in one matrix product (`to_qkv`), cross-attention's k
+      and v in one; the processor above reads them as slices (`_ltx_projections`), and also
+      does when the model's projections were fused by the caller. Opt-in: diffusers keeps
+      to_q / to_k / to_v beside the fused copy (the attention weights' memory twice);
     - the output head: LayerNorm + `* (1 + scale) + shift` -> `adaln(norm="layer")`, or
       with the last block's feed-forward residual `gated_residual_adaln(norm="layer")`;
     - across blocks (the model's forward): each block's gated feed-forward residual is
@@ -676,6 +712,8 @@ def inject_ltx_video(transformer, *, verbose: bool = False,
     """
     model = _unwrap(transformer)
     report = InjectionReport(type(model).__name__)
+    if fuse_projections:
+        _fuse_qkv_projections(model, report)
     for m in model.modules():
         cls = type(m).__name__
         if cls == "LTXVideoTransformerBlock":

@@ -8,7 +8,8 @@ use_kernels=True, kernel_config=...)` on a GPU) replaces their forwards. Falcon 
 `fuse_decoder_residuals` fuses each residual add of LLaMA-style decoder layers with the RMSNorm
 after it, also across layers, which no single layer's forward (or a per-layer torch.compile)
 can do; `fuse_gated_mlp` runs their MLPs' `silu(gate) * up` in one pass (`silu_mul`) instead
-of the SiLU layer and a multiply.
+of the SiLU layer and a multiply; `fuse_projections` makes their q / k / v projections one
+matrix product, and gate / up another.
 """
 
 import hashlib
@@ -20,7 +21,7 @@ from typing import Optional, Tuple
 import torch
 from torch import nn
 
-from ..activation import silu_mul
+from ..activation import silu_and_mul, silu_mul
 from ..adaln import adaln, gated_residual_adaln
 
 
@@ -239,6 +240,9 @@ def fuse_gated_mlp(model: nn.Module) -> int:
     another forward are left alone)."""
     patched = 0
     for m in model.modules():
+        if _patched_with(m, _fused_gate_up_forward):
+            patched += 1  # fuse_projections' gate_up_proj: already one silu_and_mul pass
+            continue
         if not all(hasattr(m, a) for a in ("gate_proj", "up_proj", "down_proj", "act_fn")):
             continue
         act = m.act_fn
@@ -250,3 +254,156 @@ def fuse_gated_mlp(model: nn.Module) -> int:
     if not patched:
         raise ValueError("fuse_gated_mlp: no SiLU-gated LLaMA-style MLP in this model")
     return patched
+
+
+# ---- one matrix product for q, k, v and one for gate, up ----------------------------------------
+
+# The attention forwards `fuse_projections` re-implements (transformers 5.22), by source hash:
+# how each passes the sliding window to the attention function (not at all, from the config,
+# from the module) and whether q and k go through per-head norms before rope (Qwen3). The
+# four are otherwise the same code; another forward is left alone.
+_ATTN_FORWARDS = {
+    "01a9c05ff606": (None, False),      # LlamaAttention
+    "8d808ed9fea4": ("config", False),  # MistralAttention
+    "fd1c4d8ff235": ("module", False),  # Qwen2Attention
+    "f61455873d74": ("module", True),   # Qwen3Attention
+}
+
+
+def _fused_attn_forward(self, hidden_states, position_embeddings=None, attention_mask=None,
+                        past_key_values=None, **kwargs):
+    """The attention forwards of `_ATTN_FORWARDS` with q, k and v from one matrix product
+    (`qkv_proj`), read as column slices of its output. rope and the attention function are
+    the model module's own, looked up at each call (kernelize's rope layer included)."""
+    g = type(self).forward.__globals__
+    sliding, qk_norm = self._ltx_attn_variant
+    input_shape = hidden_states.shape[:-1]
+    hidden_shape = (*input_shape, -1, self.head_dim)
+    q, k, v = self.qkv_proj(hidden_states).split(self._ltx_qkv_sizes, dim=-1)
+    q, k = q.view(hidden_shape), k.view(hidden_shape)
+    if qk_norm:
+        q, k = self.q_norm(q), self.k_norm(k)
+    query_states, key_states = q.transpose(1, 2), k.transpose(1, 2)
+    value_states = v.view(hidden_shape).transpose(1, 2)
+    cos, sin = position_embeddings
+    query_states, key_states = g["apply_rotary_pos_emb"](query_states, key_states, cos, sin)
+    if past_key_values is not None:
+        key_states, value_states = past_key_values.update(key_states, value_states,
+                                                          self.layer_idx)
+    attention_interface = g["ALL_ATTENTION_FUNCTIONS"].get_interface(
+        self.config._attn_implementation, g["eager_attention_forward"])
+    if sliding == "config":
+        kwargs["sliding_window"] = getattr(self.config, "sliding_window", None)
+    elif sliding == "module":
+        kwargs["sliding_window"] = self.sliding_window
+    attn_output, attn_weights = attention_interface(
+        self, query_states, key_states, value_states, attention_mask,
+        dropout=0.0 if not self.training else self.attention_dropout, scaling=self.scaling,
+        **kwargs)
+    attn_output = attn_output.reshape(*input_shape, -1).contiguous()
+    return self.o_proj(attn_output), attn_weights
+
+
+def _fused_gate_up_forward(self, x):
+    """LlamaMLP.forward with gate and up from one matrix product (`gate_up_proj`, `[gate |
+    up]`) and `silu_and_mul` over it where the kernel gives the module's dtypes and autograd
+    is not needed; else the module's formula on the two halves."""
+    gu = self.gate_up_proj(x)
+    if (gu.device.type in _KERNEL_DEVICES and gu.stride(-1) == 1
+            and gu.dtype in (torch.float32, torch.float16, torch.bfloat16)
+            and not (torch.is_grad_enabled() and gu.requires_grad)):
+        return self.down_proj(silu_and_mul(gu))
+    gate, up = gu.chunk(2, dim=-1)
+    return self.down_proj(self.act_fn(gate) * up)
+
+
+def _patched_with(m: nn.Module, *fns) -> bool:
+    return getattr(m.__dict__.get("forward"), "__func__", None) in fns
+
+
+def _fusable_linears(owner: nn.Module, names) -> Optional[str]:
+    """Why `owner`'s linears `names` cannot become one (None: they can): each a plain
+    `nn.Linear` without hooks (a quantized or adapter layer, or an offloading hook, is
+    refused), one input size, dtype and device, biases all or none."""
+    mods = [getattr(owner, n, None) for n in names]
+    if any(type(m) is not nn.Linear for m in mods):
+        return f"{type(owner).__name__}: {'/'.join(names)} are not all plain nn.Linear"
+    if any(not _unwrapped_linear(m) for m in mods):
+        return (f"{type(owner).__name__}: a projection is wrapped (an offloading hook?); fuse "
+                "before adding hooks")
+    w0 = mods[0].weight
+    if any(m.in_features != mods[0].in_features or m.weight.dtype != w0.dtype
+           or m.weight.device != w0.device or (m.bias is None) != (mods[0].bias is None)
+           for m in mods):
+        return f"{type(owner).__name__}: {'/'.join(names)} differ in input, dtype, device or bias"
+    return None
+
+
+def _unwrapped_linear(m: nn.Module) -> bool:
+    return "forward" not in m.__dict__ and not (m._forward_hooks or m._forward_pre_hooks)
+
+
+@torch.no_grad()
+def _fuse_linears(owner: nn.Module, names, fused_name: str) -> list:
+    """Replaces `owner`'s linears `names` by one `fused_name` whose weight (and bias) rows are
+    theirs in that order; returns their output sizes. The parts are removed, so the weights
+    are held once."""
+    mods = [getattr(owner, n) for n in names]
+    w = mods[0].weight
+    fused = nn.Linear(mods[0].in_features, sum(m.out_features for m in mods),
+                      bias=mods[0].bias is not None, device=w.device, dtype=w.dtype)
+    fused.weight.copy_(torch.cat([m.weight for m in mods]))
+    fused.weight.requires_grad_(w.requires_grad)
+    if fused.bias is not None:
+        fused.bias.copy_(torch.cat([m.bias for m in mods]))
+        fused.bias.requires_grad_(mods[0].bias.requires_grad)
+    sizes = [m.out_features for m in mods]
+    for n in names:
+        delattr(owner, n)
+    setattr(owner, fused_name, fused)
+    return sizes
+
+
+def fuse_projections(model: nn.Module, *, attention: bool = True, mlp: bool = True) -> int:
+    """Fuses the parallel projections of LLaMA-style models (LLaMA, Mistral, Qwen2, Qwen3 in
+    transformers 5.22), in place: each attention's `q_proj`, `k_proj`, `v_proj` into one
+    `qkv_proj` (one matrix product; q, k and v read as column slices of its output), each
+    SiLU-gated MLP's `gate_proj`, `up_proj` into one `gate_up_proj` whose output
+    `silu_and_mul` reads (`[gate | up]`, vLLM's layout). With GQA the k and v products alone
+    are narrow (LLaMA-8B at 4096 tokens: 1024 columns each), and one product of the three
+    fills the GPU better; one launch instead of three (two) either way.
+
+    The parts are removed (the weights are held once), so the model's state dict then has
+    `qkv_proj` / `gate_up_proj` keys: fuse after loading the weights, for inference or to
+    train the fused weights. Plain `nn.Linear` projections only (quantized or adapter layers
+    are left alone); fuse before offloading hooks and torch.compile. Returns the number of
+    modules fused; raises ValueError if none could be (with the reasons)."""
+    fused, refused = 0, []
+    todo = []
+    for m in model.modules():
+        if _patched_with(m, _fused_attn_forward, _fused_gate_up_forward):
+            fused += 1  # fused by an earlier call
+            continue
+        sha = _source_sha1(type(m).forward)
+        if attention and sha in _ATTN_FORWARDS and hasattr(m, "q_proj"):
+            todo.append((m, ("q_proj", "k_proj", "v_proj"), "qkv_proj"))
+        elif (mlp and sha == _GATED_MLP_SHA1 and hasattr(m, "gate_proj")
+              and type(getattr(m, "act_fn", None)).__name__ in ("SiLUActivation", "SiLU")):
+            todo.append((m, ("gate_proj", "up_proj"), "gate_up_proj"))
+    for m, names, fused_name in todo:
+        why = _fusable_linears(m, names)
+        if why is not None:
+            refused.append(why)
+            continue
+        sizes = _fuse_linears(m, names, fused_name)
+        if fused_name == "qkv_proj":
+            m._ltx_qkv_sizes = sizes
+            m._ltx_attn_variant = _ATTN_FORWARDS[_source_sha1(type(m).forward)]
+            m.forward = types.MethodType(_fused_attn_forward, m)
+        else:
+            m.forward = types.MethodType(_fused_gate_up_forward, m)
+        fused += 1
+    if not fused:
+        raise ValueError("fuse_projections: no LLaMA-style attention or SiLU-gated MLP to fuse"
+                         + (f" ({'; '.join(sorted(set(refused)))})" if refused else ""))
+    return fused
