@@ -96,7 +96,9 @@ def parse_args(argv=None):
     p.add_argument("--fuse-projections", action="store_true",
                    help="with the kernels: diffusers' fuse_qkv_projections() first "
                    "(inject_ltx_video(fuse_projections=True)): each self-attention's q, k, v "
-                   "in one matrix product, cross-attention's k, v in one")
+                   "in one matrix product, cross-attention's k, v in one (under --freeze "
+                   "inductor's freezing passes already concatenate q / k / v: this is for the "
+                   "uncompiled kernels configuration)")
     p.add_argument("--cuda-graph", action="store_true",
                    help="capture each configuration's transformer call (both CFG halves) in "
                    "one CUDA graph after the warmup and replay it at every step: no Python, "

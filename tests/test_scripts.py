@@ -191,15 +191,15 @@ def test_benchmark_transformers_tiny(backend, tmp_path):
     out = tmp_path / "llama.json"
     run_script("benchmark_transformers.py", "--model-size", "tiny", "--device", backend,
                "--dtype", "fp32", "--seq-len", "16", "--iterations", "2",
-               "--warmup-iterations", "1", "--configs", "eager,kernels", "--no-progress",
-               "--json", out)
+               "--warmup-iterations", "1", "--configs", "eager,kernels,kernels+proj",
+               "--no-progress", "--json", out)
     data = json.loads(out.read_text())
-    assert [r["config"] for r in data["results"]] == ["eager", "kernels"]
+    assert [r["config"] for r in data["results"]] == ["eager", "kernels", "kernels+proj"]
     assert all(r["tokens_per_s"] > 0 for r in data["results"])
     assert all("gpu_state" in r for r in data["results"])  # None on the CPU
     # fp32: eager is the reference itself; the kernels differ in summation order only
     assert data["results"][0]["rel_err_vs_fp32"] == 0
-    assert 0 < data["results"][1]["rel_err_vs_fp32"] < 1e-4
+    assert all(0 < r["rel_err_vs_fp32"] < 1e-4 for r in data["results"][1:])
 
 
 @pytest.mark.slow
@@ -219,6 +219,21 @@ def test_benchmark_transformers_compile(backend, tmp_path, scope):
     assert [r["config"] for r in data["results"]] == ["compile", "kernels+compile",
                                                       "kernels+compile-unfused"]
     assert all(r["rel_err_vs_fp32"] < 1e-4 for r in data["results"])
+
+
+def test_benchmark_example_fuse_projections(backend, tmp_path):
+    """--fuse-projections: the kernels configuration with diffusers' fused q / k / v (reported
+    in the injection: both attentions of each of the tiny model's 2 blocks) and eager's
+    prediction."""
+    out = tmp_path / "ltx.json"
+    run_script("benchmark_example.py", *TINY_LTX, "--device", backend, "--compare",
+               "--fuse-projections", "--json", out)
+    data = json.loads(out.read_text())
+    assert data["fuse_projections"]
+    eager, kernels = data["results"]
+    qkv = [n for kind, n in kernels["injection"].items() if "q/k/v projections" in kind]
+    assert qkv == [4]
+    assert 0 < kernels["rel_err_vs_eager"] < 1e-4
 
 
 def test_benchmark_transformers_rounds(backend, tmp_path):

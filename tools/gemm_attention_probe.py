@@ -13,6 +13,10 @@ without them. Run it in one process per environment, e.g.
     CUBLASLT_WORKSPACE_SIZE=0 python tools/gemm_attention_probe.py --tag lt-ws0
 
 (CUBLASLT_WORKSPACE_SIZE, in KiB, is read once by PyTorch: a fresh process per setting).
+
+The `llama` cases are LLaMA-8B's projections at 4096 prompt tokens, each alone and fused as
+`integrations.fuse_projections` fuses them (q / k / v: 4096 + 1024 + 1024 columns; gate / up:
+2 x 14336), for what one product saves over the separate ones (`--only llama`).
 """
 
 from __future__ import annotations
@@ -71,6 +75,17 @@ def cases(dtype: torch.dtype) -> Dict[str, Callable[[], torch.Tensor]]:
         "linear text kv 256x2048->4096": lambda: F.linear(text, w_kv, b_kv),
         "mm (no bias) 5376x2048->2048": lambda: torch.mm(x, w_proj.t()),
     }
+    # LLaMA-8B at 4096 tokens: no biases (mm through cuBLAS)
+    lx = t(4096, 4096)
+    lw = {n: t(c, 4096) for n, c in (("q", 4096), ("kv", 1024), ("qkv", 6144), ("gate", 14336),
+                                     ("gate_up", 28672))}
+    out.update({
+        "llama q 4096x4096->4096": lambda: F.linear(lx, lw["q"]),
+        "llama k (or v) 4096x4096->1024": lambda: F.linear(lx, lw["kv"]),
+        "llama qkv fused 4096x4096->6144": lambda: F.linear(lx, lw["qkv"]),
+        "llama gate (or up) 4096x4096->14336": lambda: F.linear(lx, lw["gate"]),
+        "llama gate_up fused 4096x4096->28672": lambda: F.linear(lx, lw["gate_up"]),
+    })
     for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
                           ("flash", SDPBackend.FLASH_ATTENTION),
                           ("efficient", SDPBackend.EFFICIENT_ATTENTION)):

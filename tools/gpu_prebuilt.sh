@@ -167,16 +167,18 @@ ltx_time() {
   grep -E "ms/step|over the loop|GPU state|Error|error" "$OUT/$name.log" | tee -a "$LOG"
 }
 
-# llama_e2e LIMIT: scripts/benchmark_transformers.py, LLaMA-8B prefill of 4096 tokens, eager /
-# kernels / compile / kernels + compile in 3 alternating rounds of 5, under LIMIT seconds, into
-# $OUT/llama.{log,json}; the rounds, medians and speedups to $LOG.
+# llama_e2e LIMIT [NAME]: scripts/benchmark_transformers.py, LLaMA-8B prefill of 4096 tokens,
+# the configurations ${LLAMA_CONFIGS:-eager,kernels,compile,kernels+compile} in 3 alternating
+# rounds of 5, under LIMIT seconds, into $OUT/NAME.{log,json} (NAME: llama); the rounds,
+# medians and speedups to $LOG.
 llama_e2e() {
-  log "LLaMA-8B prefill: every configuration"
+  local name=${2:-llama} configs=${LLAMA_CONFIGS:-eager,kernels,compile,kernels+compile}
+  log "LLaMA-8B prefill: $configs"
   timeout "$1" python3 scripts/benchmark_transformers.py --seq-len 4096 --no-progress \
-    --rounds 3 --iterations 5 --no-reference --configs eager,kernels,compile,kernels+compile \
-    --json "$OUT/llama.json" > "$OUT/llama.log" 2>&1
+    --rounds 3 --iterations 5 --no-reference --configs "$configs" \
+    --json "$OUT/$name.json" > "$OUT/$name.log" 2>&1
   echo "rc $?" | tee -a "$LOG"
-  grep -E "round [0-9]/|ms \(median|against|per round|^    (eager|compile|kernels)" "$OUT/llama.log" \
+  grep -E "round [0-9]/|ms \(median|against|per round|^    (eager|compile|kernels)" "$OUT/$name.log" \
     | head -40 | tee -a "$LOG"
 }
 

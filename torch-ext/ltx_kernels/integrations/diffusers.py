@@ -695,7 +695,8 @@ def inject_ltx_video(transformer, *, verbose: bool = False, gelu_in_matmul: bool
       each self-attention's q, k and v in one matrix product (`to_qkv`), cross-attention's k
       and v in one; the processor above reads them as slices (`_ltx_projections`), and also
       does when the model's projections were fused by the caller. Opt-in: diffusers keeps
-      to_q / to_k / to_v beside the fused copy (the attention weights' memory twice);
+      to_q / to_k / to_v beside the fused copy (the attention weights' memory twice), and
+      torch.compile with inductor's freezing concatenates q / k / v by itself;
     - the output head: LayerNorm + `* (1 + scale) + shift` -> `adaln(norm="layer")`, or
       with the last block's feed-forward residual `gated_residual_adaln(norm="layer")`;
     - across blocks (the model's forward): each block's gated feed-forward residual is
