@@ -173,7 +173,7 @@ ltx_time() {
 # medians and speedups to $LOG.
 llama_e2e() {
   local name=${2:-llama} configs=${LLAMA_CONFIGS:-eager,kernels,compile,kernels+compile}
-  log "LLaMA-8B prefill: $configs"
+  log "LLaMA-8B prefill: ${LLAMA_CONFIGS:-every configuration}"
   timeout "$1" python3 scripts/benchmark_transformers.py --seq-len 4096 --no-progress \
     --rounds 3 --iterations 5 --no-reference --configs "$configs" \
     --json "$OUT/$name.json" > "$OUT/$name.log" 2>&1
