@@ -384,11 +384,16 @@ class LTXVideoKernelAttnProcessor(_KernelAttnProcessor):
 _HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 
 
+def _instance_wrapped(m: nn.Module) -> bool:
+    """Whether `m` has a per-instance forward (a hook library's wrapper) or hooks of its own."""
+    return "forward" in m.__dict__ or any(getattr(m, name, None) for name in _HOOKS)
+
+
 def _unwrapped(m: nn.Module) -> bool:
     """Whether calling `m` runs its class's forward and nothing else: no per-instance forward
     (a hook library's wrapper) and no hooks of its own or global ones (torch's module-global
     hook dicts; a torch without them counts as hooked)."""
-    if "forward" in m.__dict__ or any(getattr(m, name, None) for name in _HOOKS):
+    if _instance_wrapped(m):
         return False
     for name in _HOOKS:
         hooks = getattr(_nn_module, "_global" + name, None)

@@ -23,6 +23,7 @@ from torch import nn
 
 from ..activation import silu_and_mul, silu_mul
 from ..adaln import adaln, gated_residual_adaln
+from .diffusers import _instance_wrapped
 
 
 def _layer_norm_forward(self, input: torch.Tensor) -> torch.Tensor:
@@ -328,7 +329,7 @@ def _fusable_linears(owner: nn.Module, names) -> Optional[str]:
     mods = [getattr(owner, n, None) for n in names]
     if any(type(m) is not nn.Linear for m in mods):
         return f"{type(owner).__name__}: {'/'.join(names)} are not all plain nn.Linear"
-    if any(not _unwrapped_linear(m) for m in mods):
+    if any(_instance_wrapped(m) for m in mods):
         return (f"{type(owner).__name__}: a projection is wrapped (an offloading hook?); fuse "
                 "before adding hooks")
     w0 = mods[0].weight
@@ -337,10 +338,6 @@ def _fusable_linears(owner: nn.Module, names) -> Optional[str]:
            for m in mods):
         return f"{type(owner).__name__}: {'/'.join(names)} differ in input, dtype, device or bias"
     return None
-
-
-def _unwrapped_linear(m: nn.Module) -> bool:
-    return "forward" not in m.__dict__ and not (m._forward_hooks or m._forward_pre_hooks)
 
 
 @torch.no_grad()
@@ -384,13 +381,16 @@ def fuse_projections(model: nn.Module, *, attention: bool = True, mlp: bool = Tr
         if _patched_with(m, _fused_attn_forward, _fused_gate_up_forward):
             fused += 1  # fused by an earlier call
             continue
-        sha = _source_sha1(type(m).forward)
-        if attention and sha in _ATTN_FORWARDS and hasattr(m, "q_proj"):
-            todo.append((m, ("q_proj", "k_proj", "v_proj"), "qkv_proj"))
-        elif (mlp and sha == _GATED_MLP_SHA1 and hasattr(m, "gate_proj")
-              and type(getattr(m, "act_fn", None)).__name__ in ("SiLUActivation", "SiLU")):
-            todo.append((m, ("gate_proj", "up_proj"), "gate_up_proj"))
-    for m, names, fused_name in todo:
+        # the source hash (inspect.getsource) only for modules that hold projections
+        if attention and hasattr(m, "q_proj"):
+            variant = _ATTN_FORWARDS.get(_source_sha1(type(m).forward))
+            if variant is not None:
+                todo.append((m, ("q_proj", "k_proj", "v_proj"), "qkv_proj", variant))
+        elif (mlp and hasattr(m, "gate_proj")
+              and type(getattr(m, "act_fn", None)).__name__ in ("SiLUActivation", "SiLU")
+              and _source_sha1(type(m).forward) == _GATED_MLP_SHA1):
+            todo.append((m, ("gate_proj", "up_proj"), "gate_up_proj", None))
+    for m, names, fused_name, variant in todo:
         why = _fusable_linears(m, names)
         if why is not None:
             refused.append(why)
@@ -398,7 +398,7 @@ def fuse_projections(model: nn.Module, *, attention: bool = True, mlp: bool = Tr
         sizes = _fuse_linears(m, names, fused_name)
         if fused_name == "qkv_proj":
             m._ltx_qkv_sizes = sizes
-            m._ltx_attn_variant = _ATTN_FORWARDS[_source_sha1(type(m).forward)]
+            m._ltx_attn_variant = variant
             m.forward = types.MethodType(_fused_attn_forward, m)
         else:
             m.forward = types.MethodType(_fused_gate_up_forward, m)
