@@ -191,10 +191,16 @@ def test_benchmark_transformers_tiny(backend, tmp_path):
     out = tmp_path / "llama.json"
     run_script("benchmark_transformers.py", "--model-size", "tiny", "--device", backend,
                "--dtype", "fp32", "--seq-len", "16", "--iterations", "2",
-               "--warmup-iterations", "1", "--configs", "eager,kernels,kernels+proj",
+               "--warmup-iterations", "1", "--configs", "eager,kernels,kernels+proj,kernels+qkv",
                "--no-progress", "--json", out)
     data = json.loads(out.read_text())
-    assert [r["config"] for r in data["results"]] == ["eager", "kernels", "kernels+proj"]
+    assert [r["config"] for r in data["results"]] == ["eager", "kernels", "kernels+proj",
+                                                     "kernels+qkv"]
+    linears = {r["config"]: r["linears"] for r in data["results"]}
+    layers = (linears["eager"] - 1) // 7  # q, k, v, o, gate, up, down a layer, and lm_head
+    assert linears["eager"] == linears["kernels"] == 7 * layers + 1 and layers > 0
+    assert linears["kernels+qkv"] == 5 * layers + 1  # qkv_proj, o; gate, up, down
+    assert linears["kernels+proj"] == 4 * layers + 1  # qkv_proj, o; gate_up_proj, down
     assert all(r["tokens_per_s"] > 0 for r in data["results"])
     assert all("gpu_state" in r for r in data["results"])  # None on the CPU
     # fp32: eager is the reference itself; the kernels differ in summation order only
