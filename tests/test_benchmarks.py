@@ -808,6 +808,34 @@ echo "  kernels+compile against compile: 1.007x"
     assert "loading model" not in text and "loading model" in (out / "llama.log").read_text()
 
 
+def test_gemm_probe_logs_matching_rows(tmp_path):
+    """tools/gpu_prebuilt.sh: gemm_probe LIMIT NAME LINES runs the probe's LLaMA cases into
+    $OUT/NAME.json and copies its header and the rows LINES matches, no others, to $LOG."""
+    stub = tmp_path / "bin" / "python3"
+    stub.parent.mkdir()
+    stub.write_text("""#!/bin/bash
+echo "$@" >> calls
+echo "# NVIDIA H100 torch 2.11"
+echo "| llama q 4096x4096->4096 | 177.6 | 1 | nvjet |"
+echo "| linear qkv 5376x2048->6144 | 181.4 | 1 | nvjet |"
+echo "| linear ff up 5376x2048->8192 | 255.6 | 1 | nvjet |"
+""")
+    stub.chmod(0o755)
+    out, log = tmp_path / "out", tmp_path / "run.log"
+    out.mkdir()
+    script = (f"source {ROOT}/tools/gpu_prebuilt.sh && OUT={out} && LOG={log} && "
+              f"gemm_probe 30 p1 'llama|linear qkv'")
+    r = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                       env={**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"},
+                       timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    call = (tmp_path / "calls").read_text()
+    assert "tools/gemm_attention_probe.py --only l" in call and f"--json {out}/p1.json" in call
+    text = log.read_text()
+    assert "# NVIDIA H100" in text and "llama q 4096x4096" in text and "linear qkv" in text
+    assert "linear ff up" not in text
+
+
 def test_full_table_and_ltx_time(tmp_path):
     """tools/gpu_prebuilt.sh: full_table DTYPE LIMIT runs the full sweep of one dtype in
     shuffled rounds with --monitor into $W/full-DTYPE, logs the case count and the target

@@ -167,6 +167,15 @@ ltx_time() {
   grep -E "ms/step|over the loop|GPU state|Error|error" "$OUT/$name.log" | tee -a "$LOG"
 }
 
+# gemm_probe LIMIT NAME LINES: tools/gemm_attention_probe.py --only l (LLaMA-8B's projections
+# alone and fused, LTX 2B's linears) under LIMIT seconds into $OUT/NAME.json; the header and the
+# table rows matching the extended regex LINES (after "| ") to $LOG.
+gemm_probe() {
+  log "probe: LLaMA-8B projections alone and fused ($2)"
+  timeout "$1" python3 tools/gemm_attention_probe.py --only "l" --json "$OUT/$2.json" 2>&1 \
+    | grep -E "^#|^\| ($3)" | tee -a "$LOG"
+}
+
 # llama_e2e LIMIT [NAME]: scripts/benchmark_transformers.py, LLaMA-8B prefill of 4096 tokens,
 # the configurations ${LLAMA_CONFIGS:-eager,kernels,compile,kernels+compile} in 3 alternating
 # rounds of 5, under LIMIT seconds, into $OUT/NAME.{log,json} (NAME: llama); the rounds,

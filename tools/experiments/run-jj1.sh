@@ -27,11 +27,7 @@ log "tests: fused projections on CUDA, 8 workers"
 run_tests tests-proj 100 -n 8 -k "cuda and fuse_projections" tests/test_models.py \
   tests/test_integrations.py
 
-if fits 40; then
-  log "probe: LLaMA-8B projections alone and fused, LTX 2B q / k / v"
-  timeout 40 python3 tools/gemm_attention_probe.py --only "l" --json "$OUT/probe.json" 2>&1 \
-    | grep -E "^#|^\| (llama|linear qkv|linear proj)" | tee -a "$LOG"
-fi
+fits 40 && gemm_probe 40 probe "llama|linear qkv|linear proj"
 fits 150 && LLAMA_CONFIGS=compile,kernels+compile,kernels+compile+proj llama_e2e 150 llama-proj-c
 fits 90 && LLAMA_CONFIGS=kernels,kernels+proj llama_e2e 90 llama-proj-k
 export LTX_E2E_ARGS="--cuda-graph --gelu-in-matmul --cublaslt-workspace-kib 0"

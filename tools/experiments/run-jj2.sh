@@ -18,11 +18,7 @@ use_prebuilt JJ0 | tee -a "$LOG"
 
 log "tests: every CUDA test, 16 workers"
 run_tests tests-cuda 400 -n 16 --durations=25 -k cuda tests/
-if fits 20; then
-  log "probe: LLaMA-8B projections alone and fused"
-  timeout 20 python3 tools/gemm_attention_probe.py --only "l" --json "$OUT/probe.json" 2>&1 \
-    | grep -E "^#|^\| llama" | tee -a "$LOG"
-fi
+fits 20 && gemm_probe 20 probe "llama"
 fits 60 && LLAMA_CONFIGS=compile,kernels+compile,kernels+compile+qkv llama_e2e 60 llama-qkv-c
 fits 40 && LLAMA_CONFIGS=kernels,kernels+qkv llama_e2e 40 llama-qkv-k
 experiment_end

@@ -153,6 +153,13 @@ def _fused_decoder_forward(self, hidden_states, attention_mask=None, position_id
     return residual + mlp
 
 
+def _nothing_patched(fn: str, what: str, refused: list) -> ValueError:
+    """The error of a fuse_* helper that found nothing to patch: what it looked for, and each
+    distinct reason it refused a candidate, in the order met."""
+    reasons = "; ".join(dict.fromkeys(refused))
+    return ValueError(f"{fn}: no {what} in this model" + (f" ({reasons})" if reasons else ""))
+
+
 def fuse_decoder_residuals(model: nn.Module) -> int:
     """Fuses the residual adds of LLaMA-style decoder layers (LLaMA, Mistral, Qwen2, Qwen3 in
     transformers 5.22) with the RMSNorm after each: `x + attn` with post_attention_layernorm,
@@ -206,8 +213,7 @@ def fuse_decoder_residuals(model: nn.Module) -> int:
             layer.forward = types.MethodType(_fused_decoder_forward, layer)
             patched += 1
     if not patched:
-        raise ValueError("fuse_decoder_residuals: no LLaMA-style decoder stack in this model"
-                         + (f" ({'; '.join(refused)})" if refused else ""))
+        raise _nothing_patched("fuse_decoder_residuals", "LLaMA-style decoder stack", refused)
     return patched
 
 
@@ -404,6 +410,6 @@ def fuse_projections(model: nn.Module, *, attention: bool = True, mlp: bool = Tr
             m.forward = types.MethodType(_fused_gate_up_forward, m)
         fused += 1
     if not fused:
-        raise ValueError("fuse_projections: no LLaMA-style attention or SiLU-gated MLP to fuse"
-                         + (f" ({'; '.join(sorted(set(refused)))})" if refused else ""))
+        raise _nothing_patched("fuse_projections", "LLaMA-style attention or SiLU-gated MLP",
+                               refused)
     return fused
