@@ -19,9 +19,13 @@ is nothing the knobs change.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import re
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -151,7 +155,15 @@ def test_staged_paths_under_knobs(setting):
         workers = []
     cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *workers,
            "-k", SELECT[setting], *FILES[setting]]
-    r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-    tail = "\n".join((r.stdout + r.stderr).splitlines()[-40:])
+    # One setting at a time on this machine: each child takes a pool of workers sized to the
+    # machine, and under an outer `pytest -n 16` the 17 settings ran at once (run JJ call 3,
+    # H200: ~250 CUDA processes, CUDA out of memory in the tests beside them).
+    with open(Path(tempfile.gettempdir()) / "ltx-knob-tests.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    lines = (r.stdout + r.stderr).splitlines()
+    # why the child failed (its error lines; the tail alone can be all warnings), then its tail
+    why = [ln for ln in lines if re.match(r"^E\s+\S*(Error|Exception)\b", ln)][:20]
+    tail = "\n".join(why + ["..."] + lines[-40:])
     assert r.returncode == 0, f"{setting} ({SETTINGS[setting]}):\n{tail}"
     assert " passed" in tail and "no tests ran" not in tail, tail

@@ -271,6 +271,9 @@ run_tests() {
   local name=$1 limit=$2
   shift 2
   timeout -s INT "$limit" python3 -m pytest -q -p no:cacheprovider -rf "$@" > "$OUT/$name.log" 2>&1
+  # a cut run can leave test_stage_knobs.py's child pytest sessions running on the GPU (run JJ
+  # call 3: they ran on under the next step); end them before the next step is timed
+  pkill -f -- "-m pytest" 2>/dev/null
   grep -E "FAILED|ERROR|passed|failed|Interrupted" "$OUT/$name.log" | tail -30 | tee -a "$LOG"
 }
 
