@@ -331,9 +331,7 @@ def test_gpu_ab_applies_times_and_restores(tmp_path, reverse):
     tests on the patched tree, the comparison reads both sweeps, and the tree is restored. With
     AB_REVERSE=1 the tree holds the change already: A runs with the patch reversed, B on the
     tree, which is left as it was."""
-    import os
     import shutil
-    import subprocess
 
     repo = tmp_path / "repo"
     (repo / "tools").mkdir(parents=True)
@@ -383,8 +381,6 @@ def test_use_prebuilt_unpacks_and_takes_the_tree_python(tmp_path):
     """tools/gpu_prebuilt.sh: use_prebuilt NAME replaces build/<variant> with the archive's
     (the compiled library), then copies the tree's Python package over it; a missing archive is
     an error, not an empty build."""
-    import os
-    import subprocess
     import tarfile
 
     v = "torch211-cxx11-cu130-x86_64-linux"
@@ -409,19 +405,28 @@ def test_use_prebuilt_unpacks_and_takes_the_tree_python(tmp_path):
     assert (out / "rope.py").read_text() == "new"
 
 
+def bash_with_stub(tmp_path, script, stub, *, tool="python3", cwd=None):
+    """`script` run by bash (in cwd, default tmp_path) with tmp_path/bin/<tool>, a file of the
+    text `stub`, first on PATH: how the device helpers in tools/*.sh are tested without the
+    programs they call. Returns the finished process."""
+    path = tmp_path / "bin" / tool
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(stub)
+    path.chmod(0o755)
+    env = {**os.environ, "PATH": f"{path.parent}:{os.environ['PATH']}"}
+    return subprocess.run(["bash", "-c", script], cwd=cwd or tmp_path, capture_output=True,
+                          text=True, env=env, timeout=60)
+
+
 def run_with_stub_sweep(tmp_path, us_line, call_line, script, extra_rows=""):
     """`script` (bash) in tmp_path with tools/ab_table.py beside it and a `python3` on PATH whose
     `benchmarks/sweep.py` writes one case, geglu 1x8 bf16, at the time us_line sets ($us) (and
     `extra_rows`, CSV lines) and appends call_line's output to tmp_path/calls (every other
     python3 call is the real one)."""
-    import os
-    import subprocess
 
     (tmp_path / "tools").mkdir(exist_ok=True)
     (tmp_path / "tools" / "ab_table.py").write_text((ROOT / "tools" / "ab_table.py").read_text())
-    stub = tmp_path / "bin" / "python3"
-    stub.parent.mkdir()
-    stub.write_text(f"""#!/bin/bash
+    stub = f"""#!/bin/bash
 if [[ $1 == benchmarks/sweep.py ]]; then
   out=$(echo "$@" | sed 's/.*--out \\([^ ]*\\).*/\\1/'); mkdir -p "$out"
   {us_line}
@@ -430,11 +435,8 @@ if [[ $1 == benchmarks/sweep.py ]]; then
 else
   exec {sys.executable} "$@"
 fi
-""")
-    stub.chmod(0o755)
-    r = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
-                       env={**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"},
-                       timeout=60)
+"""
+    r = bash_with_stub(tmp_path, script, stub)
     assert r.returncode == 0, r.stdout + r.stderr
     return r
 
@@ -497,17 +499,12 @@ def test_ncu_flush_profiles_with_the_sweeps_flush(tmp_path):
     knobs), the L2 left as the flush leaves it and application replay, the default metrics
     unless NCU_METRICS says others (or NCU_SECTIONS sections), into $OUT/ncu-NAME.csv; one
     line a kernel in $LOG."""
-    import os
-    import subprocess
 
     real = ROOT / "benchmarks" / "results" / "h200" / "run-aa" / "call1" / "ncu-zero.csv"
-    stub = tmp_path / "bin" / "ncu"
-    stub.parent.mkdir()
-    stub.write_text(f"""#!/bin/bash
+    stub = f"""#!/bin/bash
 echo "$NCU_FLUSH $NCU_IMPLS ${{LTX_KNOB:--}} $*" >> {tmp_path}/calls
 cat {real}
-""")
-    stub.chmod(0o755)
+"""
     out = tmp_path / "out"
     out.mkdir()
     script = (f"source {ROOT}/tools/gpu_prebuilt.sh && OUT={out} && LOG={out}/x.log && "
@@ -515,9 +512,7 @@ cat {real}
               "NCU_METRICS=a.sum ncu_flush r read ltx 30 rms_norm:1x4096x4096 && "
               "NCU_SECTIONS='WarpStateStats MemoryWorkloadAnalysis' "
               "ncu_flush s read ltx 30 rms_norm:1x4096x4096")
-    r = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True,
-                       env={**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"},
-                       timeout=60)
+    r = bash_with_stub(tmp_path, script, stub, tool="ncu", cwd=ROOT)
     assert r.returncode == 0, r.stdout + r.stderr
     first, second, third = (tmp_path / "calls").read_text().splitlines()
     assert first.startswith("zero ltx,liger 7 --clock-control none --cache-control none "
@@ -536,7 +531,6 @@ cat {real}
 def test_experiment_end_packs_out(tmp_path):
     """tools/gpu_prebuilt.sh: experiment_end leaves $OUT with the summary log and one archive of
     every other file (at most 8 files come back from a device call)."""
-    import subprocess
     import tarfile
 
     out = tmp_path / "out"
@@ -604,7 +598,6 @@ def sweep_csv(tmp_path, name, rows):
 def test_ab_table_runs_per_side(tmp_path):
     """tools/ab_table.py: one CSV a side, or several a side after `--` (each side's mean, each
     run listed); a case missing from any run is left out; a side without runs is an error."""
-    import subprocess
 
     a1 = sweep_csv(tmp_path, "a1", [("geglu", "ltx", 10.0), ("rope", "ltx", 4.0),
                                     ("geglu", "compile", 1.0)])
@@ -629,7 +622,6 @@ def test_ab_table_peer_columns(tmp_path):
     """tools/ab_table.py --peer NAME: each side's peer time (from the same runs) and peer / ours
     a side; a case without the peer in some run is left out; --peer without a name is an
     error."""
-    import subprocess
 
     a1 = sweep_csv(tmp_path, "a1", [("rms", "ltx", 10.0), ("rms", "liger", 9.0),
                                     ("add", "ltx", 4.0)])
@@ -652,7 +644,6 @@ def test_ab_table_peer_columns(tmp_path):
 def test_targets_counts(tmp_path):
     """tools/targets.py counts issue 4's targets over our rows only: 0.995 counts as level, the
     64 MB and 16 MB bounds are inclusive, a fused row at its bytes ratio meets it."""
-    import subprocess
 
     p = tmp_path / "sweep.csv"
     p.write_text(
@@ -674,7 +665,6 @@ def test_summary_table_rows(tmp_path):
     more (targets.py's level), the best peer never ours, the unfused sequence or a reference;
     one column group a CSV; --behind lists the trailing cases, slowest first; a case missing
     from a CSV, or a CSV of two dtypes, is an error."""
-    import subprocess
 
     head = "op,shape,dtype,impl,us,GBps,copy_share,MB,vs_best_peer,vs_unfused,bytes_ratio\n"
 
@@ -750,24 +740,17 @@ def test_sweep_best_peer_leaves_out_references():
 def test_peer_sweeps_logs_each_tables_rows(tmp_path):
     """tools/gpu_prebuilt.sh: peer_sweeps OPS DIR LIMIT DTYPE... runs one sweep a dtype with
     every peer into DIR/peers-DTYPE and copies that table's rows, not just its header, to $LOG."""
-    import os
-    import subprocess
 
-    stub = tmp_path / "bin" / "python3"
-    stub.parent.mkdir()
-    stub.write_text("""#!/bin/bash
+    stub = """#!/bin/bash
 out=$(echo "$@" | sed 's/.*--out \\([^ ]*\\).*/\\1/'); mkdir -p "$out"
 dt=$(echo "$@" | sed 's/.*--dtypes \\([^ ]*\\).*/\\1/'); echo "$@" >> calls
 printf 'note\\n\\n| op | shape | dtype | MB | ltx | speedup |\\n|---|\\n' > "$out/sweep.md"
 printf '| geglu | 2x8x16 | %s | 0.1 | 5.0 (1%%) | 6.0 (1%%) | 1.20x |\\n' "$dt" >> "$out/sweep.md"
-""")
-    stub.chmod(0o755)
+"""
     log = tmp_path / "run.log"
     script = (f"source {ROOT}/tools/gpu_prebuilt.sh && LOG={log} && "
               f"peer_sweeps geglu,silu_and_mul {tmp_path}/w 30 bf16 fp16")
-    r = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
-                       env={**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"},
-                       timeout=60)
+    r = bash_with_stub(tmp_path, script, stub)
     assert r.returncode == 0, r.stdout + r.stderr
     calls = (tmp_path / "calls").read_text().splitlines()
     assert [c.split("--dtypes ")[1].split()[0] for c in calls] == ["bf16", "fp16"]
@@ -782,21 +765,16 @@ def test_llama_e2e_logs_rounds_and_speedups(tmp_path):
     """tools/gpu_prebuilt.sh: llama_e2e LIMIT runs the LLaMA benchmark with every configuration
     into $OUT/llama.{log,json} and copies its rounds and speedups, not its other lines, to
     $LOG."""
-    stub = tmp_path / "bin" / "python3"
-    stub.parent.mkdir()
-    stub.write_text("""#!/bin/bash
+    stub = """#!/bin/bash
 echo "$@" >> calls
 echo "loading model"
 echo "  round 1/3: eager 122.0, compile 101.7 ms (median)"
 echo "  kernels+compile against compile: 1.007x"
-""")
-    stub.chmod(0o755)
+"""
     out, log = tmp_path / "out", tmp_path / "run.log"
     out.mkdir()
     script = f"source {ROOT}/tools/gpu_prebuilt.sh && OUT={out} && LOG={log} && llama_e2e 30"
-    r = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
-                       env={**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"},
-                       timeout=60)
+    r = bash_with_stub(tmp_path, script, stub)
     assert r.returncode == 0, r.stdout + r.stderr
     call = (tmp_path / "calls").read_text()
     assert "scripts/benchmark_transformers.py --seq-len 4096" in call
@@ -811,23 +789,18 @@ echo "  kernels+compile against compile: 1.007x"
 def test_gemm_probe_logs_matching_rows(tmp_path):
     """tools/gpu_prebuilt.sh: gemm_probe LIMIT NAME LINES runs the probe's LLaMA cases into
     $OUT/NAME.json and copies its header and the rows LINES matches, no others, to $LOG."""
-    stub = tmp_path / "bin" / "python3"
-    stub.parent.mkdir()
-    stub.write_text("""#!/bin/bash
+    stub = """#!/bin/bash
 echo "$@" >> calls
 echo "# NVIDIA H100 torch 2.11"
 echo "| llama q 4096x4096->4096 | 177.6 | 1 | nvjet |"
 echo "| linear qkv 5376x2048->6144 | 181.4 | 1 | nvjet |"
 echo "| linear ff up 5376x2048->8192 | 255.6 | 1 | nvjet |"
-""")
-    stub.chmod(0o755)
+"""
     out, log = tmp_path / "out", tmp_path / "run.log"
     out.mkdir()
     script = (f"source {ROOT}/tools/gpu_prebuilt.sh && OUT={out} && LOG={log} && "
               f"gemm_probe 30 p1 'llama|linear qkv'")
-    r = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
-                       env={**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"},
-                       timeout=60)
+    r = bash_with_stub(tmp_path, script, stub)
     assert r.returncode == 0, r.stdout + r.stderr
     call = (tmp_path / "calls").read_text()
     assert "tools/gemm_attention_probe.py --only l" in call and f"--json {out}/p1.json" in call
@@ -847,9 +820,7 @@ def test_full_table_and_ltx_time(tmp_path):
     sys.path.insert(0, str(ROOT / "scripts"))
     import benchmark_example
 
-    stub = tmp_path / "bin" / "python3"
-    stub.parent.mkdir()
-    stub.write_text("""#!/bin/bash
+    stub = """#!/bin/bash
 echo "$@" >> calls
 case "$1" in
   benchmarks/sweep.py) out=${@: -1}; mkdir -p "$out"
@@ -858,17 +829,14 @@ case "$1" in
   tools/targets.py) echo "  level or ahead of the best peer: 1 of 1" ;;
   scripts/benchmark_example.py) echo "  compile   43.12 ms/step (median)"; echo "noise" ;;
 esac
-""")
-    stub.chmod(0o755)
+"""
     out, log, w = tmp_path / "out", tmp_path / "run.log", tmp_path / "w"
     out.mkdir()
     w.mkdir()
-    env = {**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"}
     script = (f"source {ROOT}/tools/gpu_prebuilt.sh && OUT={out} && LOG={log} && W={w} && "
               "full_table fp16 30 && LTX_E2E_ARGS=--freeze ltx_time compile 30 && "
               "LTX_TAG=2 ltx_time kernels+compile 30 && ltx_time eager 30")
-    r = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
-                       env=env, timeout=60)
+    r = bash_with_stub(tmp_path, script, stub)
     assert r.returncode == 2 and "unknown configuration eager" in r.stderr, r.stdout + r.stderr
     calls = (tmp_path / "calls").read_text().splitlines()
     assert calls[0] == (f"benchmarks/sweep.py --dtypes fp16 --rounds 3 --order shuffle --monitor "
