@@ -809,6 +809,35 @@ echo "| linear ff up 5376x2048->8192 | 255.6 | 1 | nvjet |"
     assert "linear ff up" not in text
 
 
+def test_run_tests_logs_summary_and_junit(tmp_path):
+    """tools/gpu_prebuilt.sh: run_tests NAME LIMIT ARGS... runs pytest quietly with a JUnit XML
+    beside its log in $OUT (the names of the tests a cut run reached), copies the failures and
+    the summary, not the rest, to $LOG, and ends what the run left behind, and only that."""
+    stub = """#!/bin/bash
+echo "$@" >> calls
+sleep 60 > /dev/null 2>&1 &
+echo $! > straggler
+echo "....F"
+echo "FAILED tests/test_x.py::test_b - AssertionError"
+echo "1 failed, 4 passed in 1.00s"
+"""
+    out, log = tmp_path / "out", tmp_path / "run.log"
+    out.mkdir()
+    script = (f"source {ROOT}/tools/gpu_prebuilt.sh && OUT={out} && LOG={log} && "
+              "run_tests t1 30 -n 4 -k cuda tests/test_x.py")
+    r = bash_with_stub(tmp_path, script, stub)
+    assert r.returncode == 0, r.stdout + r.stderr
+    call = (tmp_path / "calls").read_text()
+    assert call.startswith("-m pytest -q -p no:cacheprovider -rf")
+    assert f"--junitxml={out}/t1.xml -n 4 -k cuda tests/test_x.py" in call
+    text = log.read_text()
+    assert "FAILED tests/test_x.py::test_b" in text and "1 failed, 4 passed" in text
+    assert "....F" not in text and "....F" in (out / "t1.log").read_text()
+    # what pytest left running (a child of its process group) was ended
+    straggler = Path(f"/proc/{(tmp_path / 'straggler').read_text().strip()}/status")
+    assert not straggler.exists() or "State:\tZ" in straggler.read_text()
+
+
 def test_full_table_and_ltx_time(tmp_path):
     """tools/gpu_prebuilt.sh: full_table DTYPE LIMIT runs the full sweep of one dtype in
     shuffled rounds with --monitor into $W/full-DTYPE, logs the case count and the target

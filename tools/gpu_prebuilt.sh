@@ -265,15 +265,20 @@ ncu_flush() {
 }
 
 # run_tests NAME LIMIT PYTEST_ARGS...: pytest (quiet, no cache, failures listed) under a
-# timeout of LIMIT seconds (SIGINT, so that the summary still prints) into $OUT/NAME.log; the
-# failures and the summary line to $LOG.
+# timeout of LIMIT seconds (SIGINT, so that the summary still prints) into $OUT/NAME.log and
+# $OUT/NAME.xml (JUnit); the failures and the summary line to $LOG.
 run_tests() {
   local name=$1 limit=$2
   shift 2
-  timeout -s INT "$limit" python3 -m pytest -q -p no:cacheprovider -rf "$@" > "$OUT/$name.log" 2>&1
-  # a cut run can leave test_stage_knobs.py's child pytest sessions running on the GPU (run JJ
-  # call 3: they ran on under the next step); end them before the next step is timed
-  pkill -f -- "-m pytest" 2>/dev/null
+  # the JUnit XML names every test that ran (-q does not): what a cut run reached
+  timeout -s INT "$limit" python3 -m pytest -q -p no:cacheprovider -rf \
+    --junitxml="$OUT/$name.xml" "$@" > "$OUT/$name.log" 2>&1 &
+  local pid=$!
+  wait "$pid"
+  # timeout leads a process group of its own; what of it still runs when timeout is done (run JJ
+  # call 3: test_stage_knobs.py's child sessions, which ran on on the GPU under the next step)
+  # ends here
+  pkill -KILL -g "$pid" 2>/dev/null
   grep -E "FAILED|ERROR|passed|failed|Interrupted" "$OUT/$name.log" | tail -30 | tee -a "$LOG"
 }
 
