@@ -6,7 +6,8 @@
 # reference tests (strided and misaligned layouts among them, which take the row kernel, a path
 # that setting does not change; the error lines were not captured), and the children ran on
 # into the rope step, which its limit cut. test_stage_knobs.py now runs one setting at a time
-# (a file lock) and reports the child's error lines; run_tests ends stray pytest processes.
+# (a file lock) and reports the child's error lines; run_tests ends what its pytest left
+# running (its process group) and keeps a JUnit XML of the tests that ran.
 # Carry as calls 1-3. Each step alone on the GPU:
 #   1. test_scripts.py's CUDA tests and test_launch.py, 8 workers;
 #   2. the gated-residual-fast-bcast setting alone (its 648 tests, 14 workers);
