@@ -341,6 +341,24 @@ def test_fuse_gated_mlp(backend, dtype, name):
         kernel.integrations.fuse_gated_mlp(tiny_llama(dtype, backend, "gelu_pytorch_tanh"))
 
 
+@pytest.mark.parametrize("fuse", ["fuse_gated_mlp", "fuse_projections"])
+def test_fused_mlp_other_dtype(backend, fuse):
+    """A float64 model (a dtype the kernels do not take) runs the module's own formula after
+    either MLP fusion: the same logits as before it, and no silu_mul / silu_and_mul call."""
+    kernel = load_kernel(backend)
+    model = tiny_llama(torch.float64, backend)
+    ids = torch.randint(0, model.config.vocab_size, (2, 16), device=backend)
+    with torch.no_grad():
+        ref = model(ids).logits
+    getattr(kernel.integrations, fuse)(model)
+    with torch.no_grad():
+        out = model(ids).logits
+        calls = count_ops(lambda: model(ids), "::silu_mul") + count_ops(lambda: model(ids),
+                                                                       "::silu_and_mul")
+    assert calls == 0
+    torch.testing.assert_close(out, ref, rtol=1e-12, atol=1e-12)
+
+
 def tiny_qwen2(dtype, device):
     """Qwen2: q / k / v projections with biases, the sliding window passed from the module."""
     from transformers import Qwen2Config, Qwen2ForCausalLM

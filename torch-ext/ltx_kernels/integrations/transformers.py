@@ -70,8 +70,20 @@ _PRE_NORM_LAYER_SHA1 = "26d4eec045e4"
 # The RMSNorm forward the fused op replaces: LlamaRMSNorm's (and its copies'), fp32 norm times
 # a weight.
 _LLAMA_RMS_NORM_SHA1 = "757fcd8b3476"
-# Where this package has kernels; tensors elsewhere take the modules' own formulas.
+# Where this package has kernels, and the dtypes they take; other tensors take the modules'
+# own formulas.
 _KERNEL_DEVICES = ("cpu", "cuda")
+_KERNEL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def _kernel_takes(*ts: torch.Tensor) -> bool:
+    """Whether the activation kernels can stand in for a module's formula over `ts`: one dtype
+    they take, one device where they run, unit stride in the last dim, no autograd needed."""
+    t0 = ts[0]
+    return (t0.dtype in _KERNEL_DTYPES and t0.device.type in _KERNEL_DEVICES
+            and all(t.dtype == t0.dtype and t.device == t0.device and t.stride(-1) == 1
+                    for t in ts)
+            and not (torch.is_grad_enabled() and any(t.requires_grad for t in ts)))
 
 
 def _source_sha1(fn) -> Optional[str]:
@@ -224,14 +236,19 @@ def fuse_decoder_residuals(model: nn.Module) -> int:
 _GATED_MLP_SHA1 = "6e149f775f69"
 
 
+def _is_silu_gated_mlp(m: nn.Module) -> bool:
+    """Whether `m` is such an MLP with a SiLU: the forward by its source hash (taken last, only
+    for modules that have the projections)."""
+    return (all(hasattr(m, a) for a in ("gate_proj", "up_proj", "down_proj", "act_fn"))
+            and type(m.act_fn).__name__ in ("SiLUActivation", "SiLU")
+            and _source_sha1(type(m).forward) == _GATED_MLP_SHA1)
+
+
 def _fused_mlp_forward(self, x):
     """LlamaMLP.forward with `silu(gate) * up` in one `silu_mul` pass where the kernel gives
     the module's dtypes and autograd is not needed; else the module's own formula."""
     gate, up = self.gate_proj(x), self.up_proj(x)
-    if (gate.dtype == up.dtype and gate.shape == up.shape and gate.device == up.device
-            and gate.device.type in _KERNEL_DEVICES and gate.stride(-1) == 1
-            and up.stride(-1) == 1
-            and not (torch.is_grad_enabled() and (gate.requires_grad or up.requires_grad))):
+    if gate.shape == up.shape and _kernel_takes(gate, up):
         return self.down_proj(silu_mul(gate, up))
     return self.down_proj(self.act_fn(gate) * up)
 
@@ -250,11 +267,7 @@ def fuse_gated_mlp(model: nn.Module) -> int:
         if _patched_with(m, _fused_gate_up_forward):
             patched += 1  # fuse_projections' gate_up_proj: already one silu_and_mul pass
             continue
-        if not all(hasattr(m, a) for a in ("gate_proj", "up_proj", "down_proj", "act_fn")):
-            continue
-        act = m.act_fn
-        if (_source_sha1(type(m).forward) != _GATED_MLP_SHA1
-                or type(act).__name__ not in ("SiLUActivation", "SiLU")):
+        if not _is_silu_gated_mlp(m):
             continue
         m.forward = types.MethodType(_fused_mlp_forward, m)
         patched += 1
@@ -316,9 +329,7 @@ def _fused_gate_up_forward(self, x):
     up]`) and `silu_and_mul` over it where the kernel gives the module's dtypes and autograd
     is not needed; else the module's formula on the two halves."""
     gu = self.gate_up_proj(x)
-    if (gu.device.type in _KERNEL_DEVICES and gu.stride(-1) == 1
-            and gu.dtype in (torch.float32, torch.float16, torch.bfloat16)
-            and not (torch.is_grad_enabled() and gu.requires_grad)):
+    if _kernel_takes(gu):
         return self.down_proj(silu_and_mul(gu))
     gate, up = gu.chunk(2, dim=-1)
     return self.down_proj(self.act_fn(gate) * up)
@@ -395,9 +406,7 @@ def fuse_projections(model: nn.Module, *, attention: bool = True, mlp: bool = Tr
             variant = _ATTN_FORWARDS.get(_source_sha1(type(m).forward))
             if variant is not None:
                 todo.append((m, ("q_proj", "k_proj", "v_proj"), "qkv_proj", variant))
-        elif (mlp and hasattr(m, "gate_proj")
-              and type(getattr(m, "act_fn", None)).__name__ in ("SiLUActivation", "SiLU")
-              and _source_sha1(type(m).forward) == _GATED_MLP_SHA1):
+        elif mlp and _is_silu_gated_mlp(m):
             todo.append((m, ("gate_proj", "up_proj"), "gate_up_proj", None))
     for m, names, fused_name, variant in todo:
         why = _fusable_linears(m, names)
