@@ -418,6 +418,18 @@ def bash_with_stub(tmp_path, script, stub, *, tool="python3", cwd=None):
                           text=True, env=env, timeout=60)
 
 
+def prebuilt_call(tmp_path, call, stub):
+    """`call` (a tools/gpu_prebuilt.sh function and its arguments) with OUT=tmp_path/out and
+    LOG=tmp_path/run.log, under bash_with_stub's python3 `stub`; it must succeed. Returns OUT
+    and the log's text."""
+    out, log = tmp_path / "out", tmp_path / "run.log"
+    out.mkdir()
+    r = bash_with_stub(tmp_path, f"source {ROOT}/tools/gpu_prebuilt.sh && OUT={out} && "
+                       f"LOG={log} && {call}", stub)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return out, log.read_text()
+
+
 def run_with_stub_sweep(tmp_path, us_line, call_line, script, extra_rows=""):
     """`script` (bash) in tmp_path with tools/ab_table.py beside it and a `python3` on PATH whose
     `benchmarks/sweep.py` writes one case, geglu 1x8 bf16, at the time us_line sets ($us) (and
@@ -771,16 +783,11 @@ echo "loading model"
 echo "  round 1/3: eager 122.0, compile 101.7 ms (median)"
 echo "  kernels+compile against compile: 1.007x"
 """
-    out, log = tmp_path / "out", tmp_path / "run.log"
-    out.mkdir()
-    script = f"source {ROOT}/tools/gpu_prebuilt.sh && OUT={out} && LOG={log} && llama_e2e 30"
-    r = bash_with_stub(tmp_path, script, stub)
-    assert r.returncode == 0, r.stdout + r.stderr
+    out, text = prebuilt_call(tmp_path, "llama_e2e 30", stub)
     call = (tmp_path / "calls").read_text()
     assert "scripts/benchmark_transformers.py --seq-len 4096" in call
     assert "--configs eager,kernels,compile,kernels+compile" in call
     assert f"--json {out}/llama.json" in call
-    text = log.read_text()
     assert "LLaMA-8B prefill: every configuration" in text and "rc 0" in text
     assert "round 1/3: eager 122.0" in text and "against compile: 1.007x" in text
     assert "loading model" not in text and "loading model" in (out / "llama.log").read_text()
@@ -796,15 +803,9 @@ echo "| llama q 4096x4096->4096 | 177.6 | 1 | nvjet |"
 echo "| linear qkv 5376x2048->6144 | 181.4 | 1 | nvjet |"
 echo "| linear ff up 5376x2048->8192 | 255.6 | 1 | nvjet |"
 """
-    out, log = tmp_path / "out", tmp_path / "run.log"
-    out.mkdir()
-    script = (f"source {ROOT}/tools/gpu_prebuilt.sh && OUT={out} && LOG={log} && "
-              f"gemm_probe 30 p1 'llama|linear qkv'")
-    r = bash_with_stub(tmp_path, script, stub)
-    assert r.returncode == 0, r.stdout + r.stderr
+    out, text = prebuilt_call(tmp_path, "gemm_probe 30 p1 'llama|linear qkv'", stub)
     call = (tmp_path / "calls").read_text()
     assert "tools/gemm_attention_probe.py --only l" in call and f"--json {out}/p1.json" in call
-    text = log.read_text()
     assert "# NVIDIA H100" in text and "llama q 4096x4096" in text and "linear qkv" in text
     assert "linear ff up" not in text
 
@@ -821,16 +822,10 @@ echo "....F"
 echo "FAILED tests/test_x.py::test_b - AssertionError"
 echo "1 failed, 4 passed in 1.00s"
 """
-    out, log = tmp_path / "out", tmp_path / "run.log"
-    out.mkdir()
-    script = (f"source {ROOT}/tools/gpu_prebuilt.sh && OUT={out} && LOG={log} && "
-              "run_tests t1 30 -n 4 -k cuda tests/test_x.py")
-    r = bash_with_stub(tmp_path, script, stub)
-    assert r.returncode == 0, r.stdout + r.stderr
+    out, text = prebuilt_call(tmp_path, "run_tests t1 30 -n 4 -k cuda tests/test_x.py", stub)
     call = (tmp_path / "calls").read_text()
     assert call.startswith("-m pytest -q -p no:cacheprovider -rf")
     assert f"--junitxml={out}/t1.xml -n 4 -k cuda tests/test_x.py" in call
-    text = log.read_text()
     assert "FAILED tests/test_x.py::test_b" in text and "1 failed, 4 passed" in text
     assert "....F" not in text and "....F" in (out / "t1.log").read_text()
     # what pytest left running (a child of its process group) was ended
