@@ -16,8 +16,9 @@ in one process. The extra configurations `kernels+proj` and `kernels+compile+pro
 `integrations.fuse_projections` (q / k / v in one matrix product, gate / up in another read by
 `silu_and_mul`): a change of the model's matrix products, not of this package's kernels, so
 it is reported beside kernels and kernels+compile, not folded into them. `kernels+qkv` and
-`kernels+compile+qkv` fuse only q / k / v (`fuse_projections(model, mlp=False)`): on an H100
-(run JJ) one 28672-column gate / up product took 1320 us against 2 x 617 for the halves.
+`kernels+compile+qkv` fuse only q / k / v (`fuse_projections(model, mlp=False)`), to tell
+the two fusions apart: on an H100 (run JJ) the 28672-column gate / up product took 1320 and
+1317 us against 1234 and 1380 for its halves in two calls, so a probe alone could not rank it.
 
 Every configuration's last-position logits are checked against an fp32 forward of the same
 weights (rounded to the run's dtype): no configuration may be further from it than twice

@@ -276,7 +276,7 @@ run_tests() {
   local pid=$!
   wait "$pid"
   # timeout leads a process group of its own; what of it still runs when timeout is done (run JJ
-  # call 3: test_stage_knobs.py's child sessions, which ran on on the GPU under the next step)
+  # call 3: test_stage_knobs.py's child sessions, which kept the GPU busy under the next step)
   # ends here
   pkill -KILL -g "$pid" 2>/dev/null
   grep -E "FAILED|ERROR|passed|failed|Interrupted" "$OUT/$name.log" | tail -30 | tee -a "$LOG"
