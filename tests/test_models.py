@@ -341,10 +341,10 @@ def test_fuse_gated_mlp(backend, dtype, name):
         kernel.integrations.fuse_gated_mlp(tiny_llama(dtype, backend, "gelu_pytorch_tanh"))
 
 
-@pytest.mark.parametrize("fuse", ["fuse_gated_mlp", "fuse_projections"])
-def test_fused_mlp_other_dtype(backend, fuse):
-    """A float64 model (a dtype the kernels do not take) runs the module's own formula after
-    either MLP fusion: the same logits as before it, and no silu_mul / silu_and_mul call."""
+@pytest.mark.parametrize("fuse", ["fuse_gated_mlp", "fuse_projections", "fuse_decoder_residuals"])
+def test_fusions_other_dtype(backend, fuse):
+    """A float64 model (a dtype the kernels do not take) runs the modules' own formulas after
+    each fusion: the same logits as before it, and no call of the kernels it would use."""
     kernel = load_kernel(backend)
     model = tiny_llama(torch.float64, backend)
     ids = torch.randint(0, model.config.vocab_size, (2, 16), device=backend)
@@ -353,9 +353,9 @@ def test_fused_mlp_other_dtype(backend, fuse):
     getattr(kernel.integrations, fuse)(model)
     with torch.no_grad():
         out = model(ids).logits
-        calls = count_ops(lambda: model(ids), "::silu_mul") + count_ops(lambda: model(ids),
-                                                                       "::silu_and_mul")
-    assert calls == 0
+        calls = [count_ops(lambda: model(ids), op)
+                 for op in ("::silu_mul", "::silu_and_mul", "::gated_residual_adaln")]
+    assert calls == [0, 0, 0]
     torch.testing.assert_close(out, ref, rtol=1e-12, atol=1e-12)
 
 

@@ -77,7 +77,7 @@ _KERNEL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
 
 def _kernel_takes(*ts: torch.Tensor) -> bool:
-    """Whether the activation kernels can stand in for a module's formula over `ts`: one dtype
+    """Whether this package's kernels can stand in for a module's formula over `ts`: one dtype
     they take, one device where they run, unit stride in the last dim, no autograd needed."""
     t0 = ts[0]
     return (t0.dtype in _KERNEL_DTYPES and t0.device.type in _KERNEL_DEVICES
@@ -121,8 +121,7 @@ def _add_rms_norm(norm: nn.Module, x: torch.Tensor, y: torch.Tensor
     rounded once after the weight (LlamaRMSNorm rounds before the weight too: the two differ in
     the last bit at most). Else the two steps in torch."""
     w = norm.weight
-    if not (x.dtype == y.dtype == w.dtype and x.shape == y.shape and x.device == y.device
-            and x.device.type in _KERNEL_DEVICES and x.stride(-1) == 1 and y.stride(-1) == 1):
+    if not (w.dtype == x.dtype and x.shape == y.shape and _kernel_takes(x, y)):
         s = x + y
         return s, norm(s)
     zero = norm._ltx_zero
