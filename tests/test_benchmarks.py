@@ -670,6 +670,11 @@ def test_targets_counts(tmp_path):
     assert ">= 90% of the copy from 64 MB: 1 of 2" in out
     assert ">= 1.3x the best peer to 16 MB: 1 of 1" in out
     assert "fused: >= the bytes ratio: 1 of 2" in out
+    # --help prints the usage and succeeds; no CSV is an error (it used to open "--help")
+    tool = [sys.executable, str(ROOT / "tools" / "targets.py")]
+    helped = subprocess.run([*tool, "--help"], capture_output=True, text=True)
+    assert helped.returncode == 0 and "python tools/targets.py" in helped.stdout
+    assert subprocess.run(tool, capture_output=True).returncode != 0
 
 
 def test_summary_table_rows(tmp_path):

@@ -36,6 +36,9 @@ def count(path):
 
 
 def main(argv):
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return
     if not argv:
         raise SystemExit(__doc__)
     for path in argv:
