@@ -30,3 +30,13 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -
   "transformers==$version" 2>&1 | grep -v "is ignored" || true
 ls .whl-h/transformers-"$version"-*.whl > /dev/null
 du -sh .whl-h
+# --packed: also .site/site-h.tar.xz, the same packages installed and packed with xz (~8 MB
+# against the wheels' 22: zip compresses each file alone), for a call whose tree and prebuilt
+# leave no room for the wheels (run LL: 32 + 22 + 14 MiB is over the 64 a call carries). Carry
+# [".site/site-h.tar.xz"] with SITE_TAR=.site/site-h.tar.xz (tools/gpu_env.sh unpacks it).
+if [[ ${1:-} == --packed ]]; then
+  rm -rf .site/tmp && mkdir -p .site/tmp
+  python3 -m pip install -q --no-index --no-deps --no-compile --target .site/tmp .whl-h/*.whl
+  tar -C .site/tmp -cJf .site/site-h.tar.xz . && rm -rf .site/tmp
+  du -sh .site/site-h.tar.xz
+fi

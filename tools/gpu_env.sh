@@ -18,6 +18,16 @@ if ls "$WHEELS"/*.whl >/dev/null 2>&1; then
   fi
   export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
 fi
+# SITE_TAR: packages installed here and packed (tools/device_wheels.sh --packed), unpacked to
+# /tmp/site instead of installing wheels.
+if [[ -n ${SITE_TAR:-} ]]; then
+  stamp=/tmp/site/.ltx-site-$(md5sum < "$SITE_TAR" | cut -c1-12)
+  if [[ ! -f $stamp ]]; then
+    mkdir -p /tmp/site && tar -C /tmp/site -xJf "$SITE_TAR" || exit 1
+    touch "$stamp"
+  fi
+  export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
+fi
 # The transformers this project pins (requirements.txt), or a warning: the machine's own runs
 # LLaMA without this package's rope under kernelize (PERFORMANCE.md, change 90);
 # tools/device_wheels.sh puts the pinned one in .whl-h.

@@ -2,7 +2,8 @@
 # Run LL, device call 1: issue 5 on one lease with the tree as it is (LL0 = the CUDA source of
 # 0978032, unchanged since 216d5fc apart from comments, built for sm_90 on the development
 # machine against torch 2.11+cu130; the Python package is the tree's, fuse_projections
-# included). Carry [".whl-h", ".prebuilt/LL0.tar.xz"], WHEELS=.whl-h (diffusers and the pinned
+# included). Carry [".site/site-h.tar.xz", ".prebuilt/LL0.tar.xz"], SITE_TAR=.site/site-h.tar.xz
+# (tools/device_wheels.sh --packed: diffusers and the pinned
 # transformers). Asked for on the H200 (issue 5's card). In order, each later step only while
 # the call has time for it:
 #   1. LTX 2B at issue 5's setting (49 frames 768x512, batch 1 x2 CFG, bf16, 10 steps after 2
