@@ -430,6 +430,65 @@ def prebuilt_call(tmp_path, call, stub):
     return out, log.read_text()
 
 
+def test_knob_tests_and_time_left(tmp_path):
+    """tools/gpu_prebuilt.sh: time_left is the call's budget less the time since
+    experiment_start and 15 s for packing; knob_tests runs test_stage_knobs.py's settings
+    matching a -k expression (all of them for an empty one) through run_tests under the limit
+    it is given, each setting's child pytest with 16 workers."""
+    stub = f"""#!/bin/bash
+echo "workers=$LTX_KNOB_TEST_WORKERS $*" >> {tmp_path}/calls
+"""
+    t0 = "CALL_T0=$(( $(date +%s) - 100 ))"
+    out, log = prebuilt_call(
+        tmp_path, f"{t0} && echo left $(time_left) $(time_left 300) >> {tmp_path}/calls && "
+        f"knob_tests tk 50 'one-warp or several-warps' && CALL_BUDGET=200 knob_tests all "
+        f"$(CALL_BUDGET=200 time_left) ''", stub)
+    calls = (tmp_path / "calls").read_text().splitlines()
+    left, left300 = (int(v) for v in calls[0].split()[1:])
+    assert 444 <= left <= 445 and 184 <= left300 <= 185  # 560 - 100 - 15; 300 - 100 - 15
+    xml = f"--junitxml={out}/tk.xml"
+    assert calls[1] == ("workers=16 -m pytest -q -p no:cacheprovider -rf " + xml
+                        + " --durations=20 -k one-warp or several-warps tests/test_stage_knobs.py")
+    assert calls[2].startswith("workers=16 -m pytest") and " -k " not in calls[2]
+    assert calls[2].endswith("--durations=20 tests/test_stage_knobs.py")
+    assert "knob settings 'one-warp or several-warps', 50 s" in log
+    assert "knob settings 'all', 8" in log  # 200 - 100 - 15 = 85 (84 across a second)
+
+
+def test_gpu_env_site_tar_replaces_the_wheels(tmp_path):
+    """tools/gpu_env.sh: SITE_TAR (device_wheels.sh --packed) is unpacked to /tmp/site and put on
+    PYTHONPATH, and the wheels in WHEELS are then not installed; without it the wheels are."""
+    import tarfile
+
+    pkg = tmp_path / "pkg" / "packedpkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("X = 1\n")
+    site_tar = tmp_path / "site.tar.xz"
+    with tarfile.open(site_tar, "w:xz") as t:
+        t.add(pkg, arcname="packedpkg")
+    (tmp_path / "whl").mkdir()
+    (tmp_path / "whl" / "a-1-py3-none-any.whl").write_text("")
+    (tmp_path / "requirements.txt").write_text("")
+    site = tmp_path / "site"
+    # /tmp/site is the device's folder; here a copy of gpu_env.sh writes under tmp_path
+    (tmp_path / "gpu_env.sh").write_text(
+        (ROOT / "tools" / "gpu_env.sh").read_text().replace("/tmp/site", str(site)))
+    stub = f"""#!/bin/bash
+[[ $1 == -m && $2 == pip ]] && echo "pip $*" >> {tmp_path}/calls && exit 0
+exec {sys.executable} "$@"
+"""
+    env = f"OUT={tmp_path}/out WHEELS={tmp_path}/whl"
+    r = bash_with_stub(tmp_path, f"{env} SITE_TAR={site_tar} && source gpu_env.sh && "
+                       "echo $PYTHONPATH && python3 -c 'import packedpkg; print(packedpkg.X)'",
+                       stub)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.split() == [str(site), "1"]
+    assert not (tmp_path / "calls").exists()  # no wheel installed
+    r = bash_with_stub(tmp_path, f"{env} && source gpu_env.sh", stub)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "--target " + str(site) in (tmp_path / "calls").read_text()
+
+
 def run_with_stub_sweep(tmp_path, us_line, call_line, script, extra_rows=""):
     """`script` (bash) in tmp_path with tools/ab_table.py beside it and a `python3` on PATH whose
     `benchmarks/sweep.py` writes one case, geglu 1x8 bf16, at the time us_line sets ($us) (and

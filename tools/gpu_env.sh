@@ -7,23 +7,22 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 # WHEELS: the folder of wheels to install (default .whl; a call that needs fewer packages can
 # carry a smaller folder, e.g. .whl-min, to leave room in the carry for prebuilt extensions).
+# SITE_TAR, instead: the packages installed on the development machine and packed
+# (tools/device_wheels.sh --packed), unpacked to /tmp/site; WHEELS is not looked at then.
 WHEELS=${WHEELS:-.whl}
-if ls "$WHEELS"/*.whl >/dev/null 2>&1; then
-  # Once per machine for a set of wheels (several scripts in one call source this file).
-  stamp=/tmp/site/.ltx-wheels-$(ls "$WHEELS"/*.whl | md5sum | cut -c1-12)
-  if [[ ! -f $stamp ]]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-      --target /tmp/site "$WHEELS"/*.whl || exit 1
-    touch "$stamp"
-  fi
-  export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
-fi
-# SITE_TAR: packages installed here and packed (tools/device_wheels.sh --packed), unpacked to
-# /tmp/site instead of installing wheels.
+# Once per machine for a set of packages (several scripts in one call source this file).
 if [[ -n ${SITE_TAR:-} ]]; then
   stamp=/tmp/site/.ltx-site-$(md5sum < "$SITE_TAR" | cut -c1-12)
   if [[ ! -f $stamp ]]; then
     mkdir -p /tmp/site && tar -C /tmp/site -xJf "$SITE_TAR" || exit 1
+    touch "$stamp"
+  fi
+  export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
+elif ls "$WHEELS"/*.whl >/dev/null 2>&1; then
+  stamp=/tmp/site/.ltx-wheels-$(ls "$WHEELS"/*.whl | md5sum | cut -c1-12)
+  if [[ ! -f $stamp ]]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+      --target /tmp/site "$WHEELS"/*.whl || exit 1
     touch "$stamp"
   fi
   export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH

@@ -116,6 +116,12 @@ fits() {
   return 1
 }
 
+# time_left [BUDGET]: the seconds a last step may take before BUDGET (default
+# ${CALL_BUDGET:-560}) s after experiment_start, 15 s kept for packing the files.
+time_left() {
+  echo $(( ${1:-${CALL_BUDGET:-560}} - ($(date +%s) - CALL_T0) - 15 ))
+}
+
 # ltx_e2e NAME LIMIT ARGS...: scripts/benchmark_example.py at the LTX-Video target setting (49
 # frames 768x512, batch 1 x2 (CFG), 10 steps after 2 warmup, profiled: one step and 3 of the
 # loop) with ${LTX_E2E_ARGS:-} and ARGS, under LIMIT seconds, into $OUT/NAME.{log,json}; its
@@ -280,6 +286,16 @@ run_tests() {
   # ends here
   pkill -KILL -g "$pid" 2>/dev/null
   grep -E "FAILED|ERROR|passed|failed|Interrupted" "$OUT/$name.log" | tail -30 | tee -a "$LOG"
+}
+
+# knob_tests NAME LIMIT [K]: tests/test_stage_knobs.py under LIMIT seconds into $OUT/NAME.{log,xml}, the
+# settings matching the pytest -k expression K (all when empty), one after another (the file
+# lock keeps them serial), each a child pytest of 16 workers.
+knob_tests() {
+  local sel=()
+  [[ -n ${3:-} ]] && sel=(-k "$3")
+  log "tests: knob settings '${3:-all}', $2 s"
+  LTX_KNOB_TEST_WORKERS=16 run_tests "$1" "$2" --durations=20 "${sel[@]}" tests/test_stage_knobs.py
 }
 
 # sanitize NAME LIMIT FAMILY...: compute-sanitizer memcheck and racecheck (or the tools in

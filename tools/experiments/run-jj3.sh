@@ -17,7 +17,7 @@ use_prebuilt JJ0 | tee -a "$LOG"
 log "tests: test_scripts.py (cuda), test_stage_knobs.py, test_launch.py, 16 workers"
 run_tests tests-scripts 200 -n 16 --durations=10 tests/test_stage_knobs.py tests/test_launch.py \
   "tests/test_scripts.py" -k "cuda or stage or launch or chain"
-left=$(( ${CALL_BUDGET:-560} - ($(date +%s) - CALL_T0) - 15 ))
+left=$(time_left)
 if (( left > 60 )); then
   log "tests: test_rope.py (cuda), 16 workers, ${left} s"
   run_tests tests-rope "$left" -n 16 -k cuda tests/test_rope.py

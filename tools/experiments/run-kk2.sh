@@ -10,10 +10,5 @@ source tools/gpu_prebuilt.sh
 experiment_start kk2
 use_prebuilt JJ0 | tee -a "$LOG"
 
-left=$(( ${CALL_BUDGET:-560} - ($(date +%s) - CALL_T0) - 15 ))
-log "tests: every knob setting, ${left} s"
-sel=()
-[[ -n ${KNOB_K:-} ]] && sel=(-k "$KNOB_K")
-LTX_KNOB_TEST_WORKERS=16 run_tests tests-knobs "$left" --durations=20 "${sel[@]}" \
-  tests/test_stage_knobs.py
+knob_tests tests-knobs "$(time_left)" "${KNOB_K:-}"
 experiment_end

@@ -18,10 +18,8 @@ log "tests: the ${#ids[@]} CUDA tests call 1 did not reach, 16 workers"
 run_tests tests-rest 240 -n 16 --durations=10 "${ids[@]}"
 fits 100 && log "tests: knob setting gated-residual-fast-bcast" && \
   LTX_KNOB_TEST_WORKERS=16 run_tests tests-knob-fastb 90 -k "fast-bcast" tests/test_stage_knobs.py
-left=$(( ${CALL_BUDGET:-560} - ($(date +%s) - CALL_T0) - 15 ))
-if (( left > 60 )); then
-  log "tests: the knob settings call 2 did not reach, ${left} s"
-  LTX_KNOB_TEST_WORKERS=16 run_tests tests-knobs-rest "$left" --durations=20 \
-    -k "not (fast-bcast or act- or dense-every or dense-off or dense-row)" tests/test_stage_knobs.py
-fi
+left=$(time_left)
+# the knob settings call 2 did not reach
+(( left > 60 )) && knob_tests tests-knobs-rest "$left" \
+  "not (fast-bcast or act- or dense-every or dense-off or dense-row)"
 experiment_end

@@ -25,10 +25,6 @@ export LTX_E2E_ARGS="--cuda-graph --freeze --gelu-in-matmul --fuse-projections"
 export LTX_E2E_KERNELS="rms_norm_dense|gated_residual_flat|adaln_dense|rms_norm_rope_dense"
 ltx_e2e ltx-all 290 --all-configs --cublaslt-workspace-kib 0
 fits 100 && llama_e2e 100
-left=$(( ${CALL_BUDGET:-560} - ($(date +%s) - CALL_T0) - 15 ))
-if (( left > 60 )) && [[ -n ${KNOB_K:-} ]]; then
-  log "tests: knob settings '$KNOB_K', ${left} s"
-  LTX_KNOB_TEST_WORKERS=16 run_tests tests-knobs "$left" --durations=20 -k "$KNOB_K" \
-    tests/test_stage_knobs.py
-fi
+left=$(time_left)
+(( left > 60 )) && [[ -n ${KNOB_K:-} ]] && knob_tests tests-knobs "$left" "$KNOB_K"
 experiment_end

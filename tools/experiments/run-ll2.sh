@@ -11,12 +11,7 @@ source tools/gpu_prebuilt.sh
 experiment_start ll2
 use_prebuilt LL0 | tee -a "$LOG"
 
-sel=()
-[[ -n ${KNOB_K:-} ]] && sel=(-k "$KNOB_K")
-left=$(( ${KNOB_BUDGET:-${CALL_BUDGET:-560}} - ($(date +%s) - CALL_T0) - 15 ))
-log "tests: knob settings '${KNOB_K:-all}', ${left} s"
-LTX_KNOB_TEST_WORKERS=16 run_tests tests-knobs "$left" --durations=20 "${sel[@]}" \
-  tests/test_stage_knobs.py
+knob_tests tests-knobs "$(time_left ${KNOB_BUDGET:-})" "${KNOB_K:-}"
 if [[ ${FULL_TABLE:-0} == 1 ]] && fits 345; then
   full_table bf16 340
 fi

@@ -29,7 +29,7 @@ if fits 80; then
   grep -E "round [0-9]/|ms \(median|against|per round|^    (eager|compile|kernels)" "$OUT/llama.log" \
     | head -40 | tee -a "$LOG"
 fi
-left=$(( ${CALL_BUDGET:-560} - ($(date +%s) - CALL_T0) - 15 ))
+left=$(time_left)
 if (( left > 60 )); then
   log "full sweep, bf16, every op and peer, 3 rounds, --monitor ($left s)"
   timeout "$left" python3 benchmarks/sweep.py --dtypes bf16 --rounds 3 --monitor \
