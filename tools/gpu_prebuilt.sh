@@ -122,6 +122,13 @@ time_left() {
   echo $(( ${1:-${CALL_BUDGET:-560}} - ($(date +%s) - CALL_T0) - 15 ))
 }
 
+# The LTX-Video setting of issue 5's runs since run LL, for ltx_e2e / ltx_time
+# (LTX_E2E_ARGS=$LTX_ISSUE5_ARGS): CUDA graphs, inductor's freezing, the GELU in the matmul, one
+# q / k / v product for the kernels configurations, cuBLASLt's workspace at 0; and our kernels
+# whose profile lines ltx_e2e copies to $LOG (LTX_E2E_KERNELS=$LTX_ISSUE5_KERNELS).
+LTX_ISSUE5_ARGS="--cuda-graph --freeze --gelu-in-matmul --fuse-projections --cublaslt-workspace-kib 0"
+LTX_ISSUE5_KERNELS="rms_norm_dense|gated_residual_flat|adaln_dense|rms_norm_rope_dense"
+
 # ltx_e2e NAME LIMIT ARGS...: scripts/benchmark_example.py at the LTX-Video target setting (49
 # frames 768x512, batch 1 x2 (CFG), 10 steps after 2 warmup, profiled: one step and 3 of the
 # loop) with ${LTX_E2E_ARGS:-} and ARGS, under LIMIT seconds, into $OUT/NAME.{log,json}; its

@@ -25,7 +25,7 @@ fi
 log "tests: test_rms_norm_packed_rows (CUDA) under these knobs"
 run_tests tests-rows 60 -n 16 -k "cuda and packed_rows" tests/test_rms_norm.py
 export LTX_E2E_ARGS="--cuda-graph --freeze --gelu-in-matmul"
-export LTX_E2E_KERNELS="rms_norm_dense|gated_residual_flat|adaln_dense|rms_norm_rope_dense"
+export LTX_E2E_KERNELS=$LTX_ISSUE5_KERNELS
 ltx_e2e ltx-ws0-all 280 --all-configs --cublaslt-workspace-kib 0
 fits 100 && llama_e2e 100
 if fits 200; then

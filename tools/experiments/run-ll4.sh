@@ -12,7 +12,7 @@ source tools/gpu_env.sh
 source tools/gpu_prebuilt.sh
 experiment_start ll4 > /dev/null
 use_prebuilt LL0 | tee -a "$LOG"
-export LTX_E2E_ARGS="--cuda-graph --freeze --gelu-in-matmul --fuse-projections --cublaslt-workspace-kib 0"
+export LTX_E2E_ARGS=$LTX_ISSUE5_ARGS
 ltx_time kernels+compile 130
 fits 120 && ltx_time compile 120
 experiment_end

@@ -20,9 +20,8 @@ source tools/gpu_prebuilt.sh
 experiment_start mm1
 use_prebuilt MM0 | tee -a "$LOG"
 
-export LTX_E2E_ARGS="--cuda-graph --freeze --gelu-in-matmul --fuse-projections"
-export LTX_E2E_KERNELS="rms_norm_dense|gated_residual_flat|adaln_dense|rms_norm_rope_dense"
-ltx_e2e ltx-all 290 --all-configs --cublaslt-workspace-kib 0
+export LTX_E2E_ARGS=$LTX_ISSUE5_ARGS LTX_E2E_KERNELS=$LTX_ISSUE5_KERNELS
+ltx_e2e ltx-all 290 --all-configs
 fits 100 && llama_e2e 100
 fits 60 && SANITIZE_TOOLS=memcheck sanitize all "$(time_left)"
 experiment_end

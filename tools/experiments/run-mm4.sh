@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run MM, the last device call (calls 1-3 never found a machine; the device time left allows one
-# short call, CALL_BUDGET=450 by default here). Carry as run-mm1.sh. In order:
+# Run MM, a short device call for the time left after starts that found no machine (run-mm1.sh
+# to run-mm3.sh never ran; PERFORMANCE.md, run MM), CALL_BUDGET=450 by default here; with
+# CALL_BUDGET=200, step 1 alone. Carry as run-mm1.sh. In order:
 #   1. compute-sanitizer memcheck and racecheck of every op family (tools/sanitize_ops.py) on
 #      MM0, the current CUDA source: the erf GELU's activation code of 216d5fc has not been
 #      through either;
@@ -18,10 +19,9 @@ use_prebuilt MM0 | tee -a "$LOG"
 
 sanitize all 55
 if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  export LTX_E2E_ARGS="--cuda-graph --freeze --gelu-in-matmul --fuse-projections"
-  export LTX_E2E_KERNELS="rms_norm_dense|gated_residual_flat|adaln_dense|rms_norm_rope_dense"
-  fits 290 && ltx_e2e ltx-all 290 --all-configs --cublaslt-workspace-kib 0
+  export LTX_E2E_ARGS=$LTX_ISSUE5_ARGS LTX_E2E_KERNELS=$LTX_ISSUE5_KERNELS
+  fits 290 && ltx_e2e ltx-all 290 --all-configs
 else
-  full_table bf16 "$(time_left)"
+  fits 120 && full_table bf16 "$(time_left)"
 fi
 experiment_end
