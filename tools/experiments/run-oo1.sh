@@ -6,6 +6,7 @@
 #   - another card (run NN has the bf16 table, the sanitizers and LTX on the H100): issue 4's
 #     full fp16 table, never run on any card, then Nsight Compute's stall reasons of RMSNorm at
 #     D = 8192 (run-mm2.sh's last step).
+# CALL_BUDGET (default 560 s) bounds the call; the table takes what the ncu step leaves.
 # Files: $OUT/oo1.log and each step's files.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,7 +21,7 @@ if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   fits 100 && llama_e2e 100
   fits 60 && SANITIZE_TOOLS=memcheck sanitize all "$(time_left)"
 else
-  full_table fp16 380
+  full_table fp16 $(( $(time_left) - 70 ))
   fits 70 && NCU_METRICS=$NCU_STALL_METRICS ncu_flush rms-stall zero ltx,compile,liger 60 \
     rms_norm:1x4096x8192 rms_norm:1x16384x8192
 fi
