@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Run OO, device call 2 (after call 1 and run-mm1.sh ran on an H100): on an H200, run-mm1.sh's
+# steps (issue 5's every configuration in one process, LLaMA-8B, memcheck); on another card,
+# LTX 2B at issue 5's setting, kernels + compile and torch.compile each in its own process
+# (run-mm3.sh's first two steps: the spread beside run-mm1.sh's one-process numbers, and the
+# compile baseline run NN's call 4 did not reach). Carry as run-mm1.sh; CALL_BUDGET bounds it.
+# Files: $OUT/oo2.log and each step's files.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+source tools/gpu_env.sh
+source tools/gpu_prebuilt.sh
+experiment_start oo2
+use_prebuilt MM0 | tee -a "$LOG"
+
+export LTX_E2E_ARGS=$LTX_ISSUE5_ARGS
+if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+  export LTX_E2E_KERNELS=$LTX_ISSUE5_KERNELS
+  ltx_e2e ltx-all 290 --all-configs
+  fits 100 && llama_e2e 100
+  fits 60 && SANITIZE_TOOLS=memcheck sanitize all "$(time_left)"
+else
+  ltx_time kernels+compile 130
+  fits 120 && ltx_time compile 120
+fi
+experiment_end
