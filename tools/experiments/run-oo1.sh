@@ -4,7 +4,8 @@
 #   - an H200 (issue 5's and issue 4's card): run-mm1.sh's steps, LTX 2B at issue 5's setting
 #     with every configuration in one process, then LLaMA-8B prefill, then memcheck;
 #   - another card (run NN has the bf16 table, the sanitizers and LTX on the H100): issue 4's
-#     full fp16 table, never run on any card, then Nsight Compute's stall reasons of RMSNorm at
+#     full fp16 table (its last run: run DD's, on the H200, before
+#     the erf GELU; never on an H100), then Nsight Compute's stall reasons of RMSNorm at
 #     D = 8192 (run-mm2.sh's last step).
 # CALL_BUDGET (default 560 s) bounds the call; the table takes what the ncu step leaves.
 # Files: $OUT/oo1.log and each step's files.
