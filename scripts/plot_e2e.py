@@ -34,16 +34,22 @@ COLORS = {"matrix products": "#4c72b0", "attention": "#8172b2", "this package": 
           "other kernels": "#937860", "host / gaps": "#cccccc"}
 
 
-def bar_parts(result: dict) -> dict[str, float]:
-    """ms a step by segment: the profiled step's device time by category, then the median
-    step time not covered by it ("host / gaps", never negative); without a profile, the step
-    time alone as "host / gaps"."""
+def bar_parts(result: dict, profile: str = "step") -> dict[str, float]:
+    """ms a step by segment: the profiled device time by category, then the median step
+    time not covered by it ("host / gaps", never negative); without a profile, the step time
+    alone as "host / gaps". `profile`: "step" takes the one step profiled on its own
+    (`--profile`), "loop" the steps profiled inside the loop (`--profile-loop N`) divided by
+    N, where the result has them (else the one step). The one-step profile runs slower than
+    a timed step (its device total can exceed the median step); the loop's does not."""
     step = result["ms_per_step_median"]
     parts = {name: 0.0 for name in COLORS}
-    prof = result.get("profile")
+    prof, n = result.get("profile"), 1
+    loop = result.get("profile_loop")
+    if profile == "loop" and loop and loop.get("steps"):
+        prof, n = loop, loop["steps"]
     if prof:
         for cat, ms in prof["categories_ms"].items():
-            parts[SEGMENTS.get(cat, "other kernels")] += ms
+            parts[SEGMENTS.get(cat, "other kernels")] += ms / n
     parts["host / gaps"] = max(step - sum(parts.values()), 0.0)
     return parts
 
@@ -70,6 +76,7 @@ def load(spec: str) -> list[tuple[str, dict]]:
                 ("freeze", compiled and d.get("freeze")),
                 ("CUDA graphs" if mode == "reduce-overhead" else mode, compiled and mode),
                 ("GELU in matmul", kernels and d.get("gelu_in_matmul")),
+                ("fused q/k/v", kernels and d.get("fuse_projections")),
                 ("no module guards", compiled and d.get("skip_module_guards"))) if on]
             label = r["config"] + (f" ({', '.join(flags)})" if flags else "")
             label += f" [{tag}]" if tag else ""
@@ -87,6 +94,9 @@ def main(argv=None) -> int:
     ap.add_argument("--target", type=float, action="append", default=[],
                     help="ms a step to mark (repeatable)")
     ap.add_argument("--title", default=None)
+    ap.add_argument("--profile", choices=("step", "loop"), default="step",
+                    help="the device time by category from the one step profiled on its own "
+                         "(default) or from the loop's profiled steps, per step")
     args = ap.parse_args(argv)
     bars = [b for spec in args.inputs for b in load(spec)]
     import matplotlib
@@ -98,7 +108,7 @@ def main(argv=None) -> int:
     y = list(range(len(bars)))[::-1]
     left = [0.0] * len(bars)
     for seg, color in COLORS.items():
-        widths = [bar_parts(r)[seg] for _, r in bars]
+        widths = [bar_parts(r, args.profile)[seg] for _, r in bars]
         ax.barh(y, widths, left=left, color=color, label=seg, height=0.6)
         left = [a + b for a, b in zip(left, widths)]
     loop = [(yy, r["ms_per_step_loop"]) for yy, (_, r) in zip(y, bars)

@@ -111,14 +111,23 @@ def test_plot_e2e(tmp_path):
     assert plot.bar_parts(dict(r, ms_per_step_median=30.0))["host / gaps"] == 0.0
     bare = {"config": "eager", "ms_per_step_median": 60.0, "ms_per_step_loop": 59.0}
     assert plot.bar_parts(bare)["host / gaps"] == 60.0
+    # --profile loop: the loop's profiled steps divided by their count; the one step without them
+    looped = dict(r, profile_loop={"steps": 2, "categories_ms": {
+        "gemm": 38.0, "attention": 16.0, "ours": 5.0, "other elementwise / reduction": 1.0}})
+    assert plot.bar_parts(looped, "loop") == {
+        "matrix products": 19.0, "attention": 8.0, "this package": 2.5, "other kernels": 0.5,
+        "host / gaps": pytest.approx(10.0)}
+    assert plot.bar_parts(looped) == parts
+    assert plot.bar_parts(r, "loop") == parts
+    assert plot.bar_parts(bare, "loop")["host / gaps"] == 60.0
     merged = tmp_path / "e2e.json"
     merged.write_text(json.dumps({
         "ltx2b": {"freeze": False, "compile_mode": None, "results": [bare, r]},
         "best": {"freeze": True, "compile_mode": "reduce-overhead", "gelu_in_matmul": True,
-                 "results": [r]}}))
+                 "fuse_projections": True, "results": [r]}}))
     got = plot.load(f"{merged}:best@run N")
     assert [label for label, _ in got] == [
-        "kernels+compile (freeze, CUDA graphs, GELU in matmul) [run N]"]
+        "kernels+compile (freeze, CUDA graphs, GELU in matmul, fused q/k/v) [run N]"]
     assert [label for label, _ in plot.load(f"{merged}:ltx2b:eager")] == ["eager"]
     with pytest.raises(SystemExit):
         plot.load(f"{merged}:nope")
@@ -126,6 +135,9 @@ def test_plot_e2e(tmp_path):
     out = tmp_path / "e2e.png"
     run_script("plot_e2e.py", merged, "--target", "40", "--out", out)
     assert out.stat().st_size > 10_000
+    out_loop = tmp_path / "e2e-loop.png"
+    run_script("plot_e2e.py", merged, "--profile", "loop", "--out", out_loop)
+    assert out_loop.stat().st_size > 10_000
 
 
 def test_benchmark_example_cublaslt_workspace(backend, tmp_path):
