@@ -4,6 +4,7 @@ on small shapes on the CPU, its correctness check passes and every implementatio
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -428,6 +429,37 @@ def prebuilt_call(tmp_path, call, stub):
                        f"LOG={log} && {call}", stub)
     assert r.returncode == 0, r.stdout + r.stderr
     return out, log.read_text()
+
+
+def test_on_h200_and_issue5_all(tmp_path):
+    """tools/gpu_prebuilt.sh: on_h200 is true only where nvidia-smi names an H200; issue5_all
+    runs LTX 2B's every configuration at issue 5's setting, then LLaMA and memcheck while the
+    call has time (here the steps are recorded, not run)."""
+    names = {"H200": "NVIDIA H200", "H100": "NVIDIA H100 80GB HBM3"}
+    for card, name in names.items():
+        r = bash_with_stub(tmp_path, f"source {ROOT}/tools/gpu_prebuilt.sh && on_h200",
+                           f"#!/bin/bash\necho '{name}'\n", tool="nvidia-smi")
+        assert r.returncode == (0 if card == "H200" else 1), card
+    steps = (f"ltx_e2e() {{ echo \"ltx $* [$LTX_E2E_ARGS] [$LTX_E2E_KERNELS]\" "
+             f">> {tmp_path}/calls; }}; "
+             f"llama_e2e() {{ echo \"llama $*\" >> {tmp_path}/calls; }}; "
+             f"sanitize() {{ echo \"sanitize $SANITIZE_TOOLS $*\" >> {tmp_path}/calls; }}; ")
+    # each later step only where it fits: LLaMA needs 100 s, memcheck 60
+    for budget, want in ((560, ["llama", "sanitize"]), (100, ["sanitize"]), (50, [])):
+        (tmp_path / "calls").unlink(missing_ok=True)
+        r = bash_with_stub(tmp_path, f"source {ROOT}/tools/gpu_prebuilt.sh && {steps}"
+                           f"LOG={tmp_path}/run.log CALL_BUDGET={budget} "
+                           f"CALL_T0=$(date +%s) && issue5_all", "#!/bin/bash\n")
+        assert r.returncode == (0 if "sanitize" in want else 1), r.stdout + r.stderr
+        calls = (tmp_path / "calls").read_text().splitlines()
+        assert [c.split()[0] for c in calls] == ["ltx"] + want, calls
+        assert calls[0].startswith("ltx ltx-all 290 --all-configs [--cuda-graph ")
+        assert calls[0].endswith("[rms_norm_dense|gated_residual_flat|adaln_dense|"
+                                 "rms_norm_rope_dense]")
+        if "llama" in want:
+            assert calls[1] == "llama 100"
+        if "sanitize" in want:
+            assert re.fullmatch(r"sanitize memcheck all \d+", calls[-1]), calls[-1]
 
 
 def test_knob_tests_and_time_left(tmp_path):

@@ -204,6 +204,20 @@ llama_e2e() {
     | head -40 | tee -a "$LOG"
 }
 
+# on_h200: whether the card lent is an H200 (issues 4 and 5 set their targets on it; a call for
+# nvidia-h200 may get an H100).
+on_h200() { nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; }
+
+# issue5_all: issue 5's run of every configuration: LTX 2B at issue 5's setting in one process
+# (ltx_e2e, under 290 s), then, while the call has time, LLaMA-8B prefill (llama_e2e) and
+# compute-sanitizer memcheck of every op family. Exports LTX_E2E_ARGS / LTX_E2E_KERNELS.
+issue5_all() {
+  export LTX_E2E_ARGS=$LTX_ISSUE5_ARGS LTX_E2E_KERNELS=$LTX_ISSUE5_KERNELS
+  ltx_e2e ltx-all 290 --all-configs
+  fits 100 && llama_e2e 100
+  fits 60 && SANITIZE_TOOLS=memcheck sanitize all "$(time_left)"
+}
+
 # experiment_end: what every device-call script ends with: log done, then every file under $OUT
 # but $LOG packed into $OUT/NAME-files.tar.gz (and removed), because at most 8 files come back
 # from $OUT (run V's call 2 left 10, and its summary and sweeps did not come back). A call cut

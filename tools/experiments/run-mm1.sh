@@ -20,8 +20,5 @@ source tools/gpu_prebuilt.sh
 experiment_start mm1
 use_prebuilt MM0 | tee -a "$LOG"
 
-export LTX_E2E_ARGS=$LTX_ISSUE5_ARGS LTX_E2E_KERNELS=$LTX_ISSUE5_KERNELS
-ltx_e2e ltx-all 290 --all-configs
-fits 100 && llama_e2e 100
-fits 60 && SANITIZE_TOOLS=memcheck sanitize all "$(time_left)"
+issue5_all
 experiment_end

@@ -18,7 +18,7 @@ experiment_start mm4
 use_prebuilt MM0 | tee -a "$LOG"
 
 sanitize all 55
-if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+if on_h200; then
   export LTX_E2E_ARGS=$LTX_ISSUE5_ARGS LTX_E2E_KERNELS=$LTX_ISSUE5_KERNELS
   fits 290 && ltx_e2e ltx-all 290 --all-configs
 else

@@ -16,11 +16,8 @@ source tools/gpu_prebuilt.sh
 experiment_start oo1
 use_prebuilt MM0 | tee -a "$LOG"
 
-if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  export LTX_E2E_ARGS=$LTX_ISSUE5_ARGS LTX_E2E_KERNELS=$LTX_ISSUE5_KERNELS
-  ltx_e2e ltx-all 290 --all-configs
-  fits 100 && llama_e2e 100
-  fits 60 && SANITIZE_TOOLS=memcheck sanitize all "$(time_left)"
+if on_h200; then
+  issue5_all
 else
   full_table fp16 $(( $(time_left) - 70 ))
   fits 70 && NCU_METRICS=$NCU_STALL_METRICS ncu_flush rms-stall zero ltx,compile,liger 60 \

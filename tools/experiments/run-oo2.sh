@@ -12,13 +12,10 @@ source tools/gpu_prebuilt.sh
 experiment_start oo2
 use_prebuilt MM0 | tee -a "$LOG"
 
-export LTX_E2E_ARGS=$LTX_ISSUE5_ARGS
-if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  export LTX_E2E_KERNELS=$LTX_ISSUE5_KERNELS
-  ltx_e2e ltx-all 290 --all-configs
-  fits 100 && llama_e2e 100
-  fits 60 && SANITIZE_TOOLS=memcheck sanitize all "$(time_left)"
+if on_h200; then
+  issue5_all
 else
+  export LTX_E2E_ARGS=$LTX_ISSUE5_ARGS
   ltx_time kernels+compile 130
   fits 120 && ltx_time compile 120
 fi
