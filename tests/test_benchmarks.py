@@ -462,6 +462,28 @@ def test_on_h200_and_issue5_all(tmp_path):
             assert re.fullmatch(r"sanitize memcheck all \d+", calls[-1]), calls[-1]
 
 
+def test_llama_rounds(tmp_path):
+    """tools/gpu_prebuilt.sh: llama_rounds LIMIT runs benchmark_transformers.py on compile and
+    kernels + compile alone, 15 rounds of 5 forwards of 4096 tokens, its JSON under OUT, and
+    copies the per-round lines and the exit status to the log (python3 is a stub here)."""
+    stub = f"""#!/bin/bash
+echo "$@" > {tmp_path}/args
+echo "  round 1/15: compile 101.65, kernels+compile 101.21 ms (median)"
+echo "setup noise that stays out of the log"
+exit 3
+"""
+    out, log = prebuilt_call(tmp_path, "llama_rounds 40", stub)
+    args = (tmp_path / "args").read_text().split()
+    assert args[0] == "scripts/benchmark_transformers.py"
+    for flag, value in (("--seq-len", "4096"), ("--rounds", "15"), ("--iterations", "5"),
+                        ("--configs", "compile,kernels+compile"),
+                        ("--json", f"{out}/llama-rounds.json")):
+        assert args[args.index(flag) + 1] == value, flag
+    assert "round 1/15: compile 101.65, kernels+compile 101.21 ms (median)" in log
+    assert "rc 3" in log and "setup noise" not in log
+    assert "setup noise" in (out / "llama-rounds.log").read_text()
+
+
 def test_knob_tests_and_time_left(tmp_path):
     """tools/gpu_prebuilt.sh: time_left is the call's budget less the time since
     experiment_start and 15 s for packing; knob_tests runs test_stage_knobs.py's settings

@@ -204,6 +204,20 @@ llama_e2e() {
     | head -40 | tee -a "$LOG"
 }
 
+# llama_rounds LIMIT: LLaMA-8B prefill (4096 tokens), compile and kernels + compile alone, 15
+# alternating rounds of 5 forwards under LIMIT seconds, into $OUT/llama-rounds.{log,json}; the
+# rounds and the summary to $LOG. Kernels + compile has been 1.003-1.010x compile since run W,
+# inside the spread of llama_e2e's 3 rounds: more rounds of the two alone say which way it leans.
+llama_rounds() {
+  log "LLaMA-8B prefill: compile and kernels+compile, 15 rounds of 5"
+  timeout "$1" python3 scripts/benchmark_transformers.py --seq-len 4096 --no-progress \
+    --rounds 15 --iterations 5 --no-reference --configs compile,kernels+compile \
+    --json "$OUT/llama-rounds.json" > "$OUT/llama-rounds.log" 2>&1
+  echo "rc $?" | tee -a "$LOG"
+  grep -E "round [0-9]+/|ms \(median|against|per round|^    (compile|kernels)" \
+    "$OUT/llama-rounds.log" | head -60 | tee -a "$LOG"
+}
+
 # on_h200: whether the card lent is an H200 (issues 4 and 5 set their targets on it; a call for
 # nvidia-h200 may get an H100).
 on_h200() { nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; }
