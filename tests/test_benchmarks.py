@@ -462,6 +462,22 @@ def test_on_h200_and_issue5_all(tmp_path):
             assert re.fullmatch(r"sanitize memcheck all \d+", calls[-1]), calls[-1]
 
 
+def test_issue5_pair(tmp_path):
+    """tools/gpu_prebuilt.sh: issue5_pair times LTX kernels + compile, then torch.compile while
+    the call has 120 s left, each through ltx_time at issue 5's setting (recorded, not run)."""
+    steps = (f"ltx_time() {{ echo \"ltx $* [$LTX_E2E_ARGS]\" >> {tmp_path}/calls; }}; ")
+    for budget, want in ((560, ["kernels+compile 130", "compile 120"]),
+                         (100, ["kernels+compile 130"])):
+        (tmp_path / "calls").unlink(missing_ok=True)
+        bash_with_stub(tmp_path, f"source {ROOT}/tools/gpu_prebuilt.sh && {steps}"
+                       f"LOG={tmp_path}/run.log CALL_BUDGET={budget} "
+                       f"CALL_T0=$(date +%s) && issue5_pair", "#!/bin/bash\n")
+        calls = (tmp_path / "calls").read_text().splitlines()
+        assert [c.split(" [")[0] for c in calls] == [f"ltx {w}" for w in want], calls
+        assert all(c.endswith("[--cuda-graph --freeze --gelu-in-matmul --fuse-projections "
+                              "--cublaslt-workspace-kib 0]") for c in calls), calls
+
+
 def test_llama_rounds(tmp_path):
     """tools/gpu_prebuilt.sh: llama_rounds LIMIT runs benchmark_transformers.py on compile and
     kernels + compile alone, 15 rounds of 5 forwards of 4096 tokens, its JSON under OUT, and

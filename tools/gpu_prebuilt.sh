@@ -190,32 +190,33 @@ gemm_probe() {
 }
 
 # llama_e2e LIMIT [NAME]: scripts/benchmark_transformers.py, LLaMA-8B prefill of 4096 tokens,
-# the configurations ${LLAMA_CONFIGS:-eager,kernels,compile,kernels+compile} in 3 alternating
-# rounds of 5, under LIMIT seconds, into $OUT/NAME.{log,json} (NAME: llama); the rounds,
-# medians and speedups to $LOG.
+# the configurations ${LLAMA_CONFIGS:-eager,kernels,compile,kernels+compile} in
+# ${LLAMA_ROUNDS:-3} alternating rounds of 5, under LIMIT seconds, into $OUT/NAME.{log,json}
+# (NAME: llama); the rounds, medians and speedups to $LOG.
 llama_e2e() {
   local name=${2:-llama} configs=${LLAMA_CONFIGS:-eager,kernels,compile,kernels+compile}
-  log "LLaMA-8B prefill: ${LLAMA_CONFIGS:-every configuration}"
+  local rounds=${LLAMA_ROUNDS:-3}
+  log "LLaMA-8B prefill: ${LLAMA_CONFIGS:-every configuration}, $rounds rounds of 5"
   timeout "$1" python3 scripts/benchmark_transformers.py --seq-len 4096 --no-progress \
-    --rounds 3 --iterations 5 --no-reference --configs "$configs" \
+    --rounds "$rounds" --iterations 5 --no-reference --configs "$configs" \
     --json "$OUT/$name.json" > "$OUT/$name.log" 2>&1
   echo "rc $?" | tee -a "$LOG"
-  grep -E "round [0-9]/|ms \(median|against|per round|^    (eager|compile|kernels)" "$OUT/$name.log" \
-    | head -40 | tee -a "$LOG"
+  grep -E "round [0-9]+/|ms \(median|against|per round|^    (eager|compile|kernels)" \
+    "$OUT/$name.log" | head -60 | tee -a "$LOG"
 }
 
-# llama_rounds LIMIT: LLaMA-8B prefill (4096 tokens), compile and kernels + compile alone, 15
-# alternating rounds of 5 forwards under LIMIT seconds, into $OUT/llama-rounds.{log,json}; the
-# rounds and the summary to $LOG. Kernels + compile has been 1.003-1.010x compile since run W,
+# llama_rounds LIMIT: llama_e2e of compile and kernels + compile alone in 15 rounds, into
+# $OUT/llama-rounds.{log,json}. Kernels + compile has been 1.003-1.010x compile since run W,
 # inside the spread of llama_e2e's 3 rounds: more rounds of the two alone say which way it leans.
-llama_rounds() {
-  log "LLaMA-8B prefill: compile and kernels+compile, 15 rounds of 5"
-  timeout "$1" python3 scripts/benchmark_transformers.py --seq-len 4096 --no-progress \
-    --rounds 15 --iterations 5 --no-reference --configs compile,kernels+compile \
-    --json "$OUT/llama-rounds.json" > "$OUT/llama-rounds.log" 2>&1
-  echo "rc $?" | tee -a "$LOG"
-  grep -E "round [0-9]+/|ms \(median|against|per round|^    (compile|kernels)" \
-    "$OUT/llama-rounds.log" | head -60 | tee -a "$LOG"
+llama_rounds() { LLAMA_CONFIGS=compile,kernels+compile LLAMA_ROUNDS=15 llama_e2e "$1" llama-rounds; }
+
+# issue5_pair: LTX 2B at issue 5's setting, kernels + compile (130 s) and then, while the call
+# has time, torch.compile (120 s), each in a process of its own (ltx_time): issue 5's closest
+# comparison, for a card other than the H200. Exports LTX_E2E_ARGS.
+issue5_pair() {
+  export LTX_E2E_ARGS=$LTX_ISSUE5_ARGS
+  ltx_time kernels+compile 130
+  fits 120 && ltx_time compile 120
 }
 
 # on_h200: whether the card lent is an H200 (issues 4 and 5 set their targets on it; a call for

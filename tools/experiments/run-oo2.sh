@@ -15,8 +15,6 @@ use_prebuilt MM0 | tee -a "$LOG"
 if on_h200; then
   issue5_all
 else
-  export LTX_E2E_ARGS=$LTX_ISSUE5_ARGS
-  ltx_time kernels+compile 130
-  fits 120 && ltx_time compile 120
+  issue5_pair
 fi
 experiment_end

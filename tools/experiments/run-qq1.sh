@@ -16,9 +16,7 @@ use_prebuilt MM0 | tee -a "$LOG"
 if on_h200; then
   issue5_all
 else
-  export LTX_E2E_ARGS=$LTX_ISSUE5_ARGS
-  ltx_time kernels+compile 130
-  fits 120 && ltx_time compile 120
+  issue5_pair
   fits 200 && llama_rounds "$(time_left)"
 fi
 experiment_end
