@@ -11,6 +11,10 @@
 // the residual and the weight copied to shared memory by cp.async, one group of up to 128
 // threads per row working from there (where it measured faster: launch_rms_norm).
 //
+// On sm_90, rms_norm's 16-bit rows of D = 8192 in grids from 64 MiB of x take the two-pass
+// path: one row a block of 512 threads holding nothing but the sum across the reduction, the
+// row read again (from the L2) for the write (launch_rms_norm_two_pass).
+//
 // fused_add_rms_norm is the same kernel with ADD: the row is residual + x, rounded to T and
 // stored to residual as it is loaded (vLLM / FlashInfer semantics), and the output goes to x.
 #include <c10/cuda/CUDAException.h>
@@ -370,6 +374,29 @@ __global__ void __launch_bounds__(kDenseMaxThreads, (kRmsDenseBlocksPerSm<T, W, 
   }
 }
 
+// The dense layout's parameters from `p` (rows of `nvec` 16-byte vectors) into `d`: true when
+// x, out and with ADD the residual are rows at one stride each addressed in 32 bits
+// (dense_rows), false otherwise (d then unusable). Shared by the dense and two-pass paths.
+template <bool ADD, typename T, typename W, typename O>
+bool dense_params(const RmsNormParams<T, W, O>& p, int nvec, RmsNormDenseParams<T, W, O>& d) {
+  d = RmsNormDenseParams<T, W, O>{};
+  if (!dense_rows(p.x_rows, p.rows, p.D, d.x_stride) ||
+      !dense_rows(p.out_rows, p.rows, p.D, d.out_stride) ||
+      (ADD && !dense_rows(p.res_rows, p.rows, p.D, d.res_stride))) {
+    return false;
+  }
+  d.out = p.out;
+  d.x = p.x;
+  d.weight = p.weight;
+  d.residual = p.residual;
+  d.rows = static_cast<uint32_t>(p.rows);
+  d.nvec = static_cast<uint32_t>(nvec);
+  d.inv_d = p.inv_d;
+  d.eps = p.eps;
+  d.round_before_weight = p.round_before_weight;
+  return true;
+}
+
 // Launches the dense kernel when the knobs want it and the rows allow it (true), else returns
 // false. Two layouts: rms_norm's rows of up to 512 vectors ("short": D <= 4096 in 16 bits)
 // take blocks of 256 threads with two vectors a thread, up to 44 MiB of x (run U, below);
@@ -418,24 +445,11 @@ bool launch_rms_norm_dense(const RmsNormParams<T, W, O>& p, bool one_wave, cudaS
       p.rows * p.D * static_cast<int64_t>(sizeof(T)) > (int64_t{k.max_mb} << 20)) {
     return false;
   }
-  RmsNormDenseParams<T, W, O> d{};
-  if (!dense_rows(p.x_rows, p.rows, p.D, d.x_stride) ||
-      !dense_rows(p.out_rows, p.rows, p.D, d.out_stride) ||
-      (ADD && !dense_rows(p.res_rows, p.rows, p.D, d.res_stride))) {
-    return false;
-  }
+  RmsNormDenseParams<T, W, O> d;
+  if (!dense_params<ADD>(p, nvec, d)) return false;
   const int vpt = std::max(min_vpt, (nvec + kDenseMaxThreads - 1) / kDenseMaxThreads);
   if (vpt > 2) return false;
   const DenseBlock db = dense_block(nvec, vpt, short_rows ? threads_short : threads_long);
-  d.out = p.out;
-  d.x = p.x;
-  d.weight = p.weight;
-  d.residual = p.residual;
-  d.rows = static_cast<uint32_t>(p.rows);
-  d.nvec = static_cast<uint32_t>(nvec);
-  d.inv_d = p.inv_d;
-  d.eps = p.eps;
-  d.round_before_weight = p.round_before_weight;
   const auto blocks =
       static_cast<unsigned>((p.rows + db.rows_per_block - 1) / db.rows_per_block);
   const dim3 block(db.width, db.rows_per_block);
@@ -450,6 +464,121 @@ bool launch_rms_norm_dense(const RmsNormParams<T, W, O>& p, bool one_wave, cudaS
     with_w(IntC<1>{});
   } else {
     with_w(IntC<2>{});
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return true;
+}
+
+// ---- the two-pass path ----
+//
+// rms_norm's rows of 1024 16-byte vectors (D = 8192 in 16 bits) in grids of at least 64 MiB
+// of x, on sm_90: torch.compile's layout for them (inductor's looped reduction: one row a
+// program of 512 threads at 32 registers, x read twice, the second time from the L2), which
+// led the register path by 1-4% there (runs CC, DD; change 82). Change 83's two-pass kernel was
+// 1.3-1.5x slower, with generic row offsets, a bounds test and a run-time loop per vector;
+// this one has the dense path's addressing (rows at one 32-bit stride, no division) and a
+// thread's NV vectors fixed at compile time (the row exactly NV * blockDim.x vectors: no
+// bounds test, nothing looped), and holds nothing but the sum across the reduction (20-26
+// registers). Change 99 (run RR, H100, bf16, 512 threads): 1x4096x8192 51.9 -> 50.2 us,
+// 1x16384x8192 183.7 -> 181.6, torch.compile 50.0 / 181.7 beside them; L2 evict-last /
+// evict-first hints on the two passes (inductor's) measured the same as plain loads, so there
+// are none; 256 threads (four vectors a thread at D = 8192) 50.3 / 182.7, and at D = 2048 /
+// 4096 (one / two vectors a thread) 1.01x / 1.13x the defaults' time. On the H200 (run RR,
+// one sweep a side) it is level with the register path: 39.5 against 39.3 us, 134.6 against
+// 134.4, torch.compile 37.2 / 129.2 beside them, so there compile's lead is not its layout.
+constexpr int kTwoPassMaxThreads = 512;
+// Blocks of 512 an SM the register bound keeps: 4 (32 registers) for two vectors a thread with
+// a weight and an output of x's type, 3 (40) with fp32 weights or outputs (at 32 they spilled
+// 8-48 bytes), 2 (64) for four vectors a thread, which only the knobs reach (the instance with
+// fp32 weights and output spills 16 bytes there; tools/resources.py, sm_90).
+template <typename T, typename W, typename O, int NV>
+constexpr int kTwoPassBlocksPerSm =
+    NV > 2 ? 2 : (sizeof(W) > sizeof(T) || sizeof(O) > sizeof(T)) ? 3 : 4;
+
+template <typename T, typename W, typename O, int NV, bool HAS_W>
+__global__ void __launch_bounds__(kTwoPassMaxThreads, (kTwoPassBlocksPerSm<T, W, O, NV>))
+    rms_norm_two_pass_kernel(const RmsNormDenseParams<T, W, O> p) {
+  constexpr int VEC = kVec16<T>;
+  __shared__ float red[kTwoPassMaxThreads / 32];
+  const T* x = p.x + blockIdx.x * p.x_stride;
+  O* out = p.out + blockIdx.x * p.out_stride;
+  float ss = 0.f;
+  {
+    Vec<T, VEC> xv[NV];
+#pragma unroll
+    for (int i = 0; i < NV; ++i) xv[i] = load_vec_issued(x + (threadIdx.x + i * blockDim.x) * VEC);
+#pragma unroll
+    for (int i = 0; i < NV; ++i) {
+      float v[VEC];
+      to_floats(xv[i], v);
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) ss += v[k] * v[k];
+    }
+  }
+  ss = block_rows_sum(ss, red);
+  const float inv = rsqrtf(ss * p.inv_d + p.eps);
+  Vec<T, VEC> xv[NV];
+  Vec<W, VEC> wv[NV];
+#pragma unroll
+  for (int i = 0; i < NV; ++i) {
+    const uint32_t idx = threadIdx.x + i * blockDim.x;
+    xv[i] = load_vec_issued(x + idx * VEC);
+    if constexpr (HAS_W) wv[i] = load_vec<W, VEC>(p.weight + idx * VEC);
+  }
+#pragma unroll
+  for (int i = 0; i < NV; ++i) {
+    float v[VEC], w[VEC], y[VEC];
+    to_floats(xv[i], v);
+    if constexpr (HAS_W) to_floats(wv[i], w);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) {
+      y[k] = rms_norm_value<T>(v[k], inv, p.round_before_weight, HAS_W, HAS_W ? w[k] : 0.f);
+    }
+    store_floats<O, VEC>(out + (threadIdx.x + i * blockDim.x) * VEC, y);
+  }
+}
+
+// Launches the two-pass kernel when the knobs want it and the rows allow it (true), else
+// returns false. rms_norm only (fused_add_rms_norm at D = 8192 is level with the peers on the
+// dense path). Knobs: LTX_RMS_TWO_PASS [unset: sm_90 and 16-bit rows; 0 off; 1 on any device
+// and dtype], LTX_RMS_TWO_PASS_MIN_VEC / _MAX_VEC [1024 / 1024: rows of that many 16-byte
+// vectors, D = 8192 in 16 bits, where it was measured], LTX_RMS_TWO_PASS_MIN_MB [64: x at least
+// that many MiB], LTX_RMS_TWO_PASS_THREADS [512, at most 512: a block's threads; the row must be
+// 1, 2 or 4 times that many vectors].
+template <bool ADD, typename T, typename W, typename O>
+bool launch_rms_norm_two_pass(const RmsNormParams<T, W, O>& p, cudaStream_t stream) {
+  static const char* const set = std::getenv("LTX_RMS_TWO_PASS");
+  static const int mode = env_int("LTX_RMS_TWO_PASS", 1, /*zero_turns_off=*/true);
+  static const int min_vec = env_int("LTX_RMS_TWO_PASS_MIN_VEC", 1024);
+  static const int max_vec = env_int("LTX_RMS_TWO_PASS_MAX_VEC", 1024);
+  static const int min_mb = env_int("LTX_RMS_TWO_PASS_MIN_MB", 64);
+  static const int threads =
+      std::clamp(env_int("LTX_RMS_TWO_PASS_THREADS", 512), 32, kTwoPassMaxThreads) / 32 * 32;
+  constexpr int V = kVec16<T>;
+  const int nvec = p.D / V;
+  if (ADD || mode <= 0 || nvec < min_vec || nvec > max_vec || nvec % threads != 0 ||
+      p.rows * p.D * static_cast<int64_t>(sizeof(T)) < (int64_t{min_mb} << 20)) {
+    return false;
+  }
+  if (!set && (sizeof(T) != 2 || device_attr<cudaDevAttrComputeCapabilityMajor>() < 9)) {
+    return false;
+  }
+  const int nv = nvec / threads;
+  if (nv != 1 && nv != 2 && nv != 4) return false;
+  RmsNormDenseParams<T, W, O> d;
+  if (!dense_params<ADD>(p, nvec, d)) return false;
+  auto go = [&](auto nv_c) {
+    dispatch_bool(p.weight != nullptr, [&](auto has_w_c) {
+      rms_norm_two_pass_kernel<T, W, O, decltype(nv_c)::value, decltype(has_w_c)::value>
+          <<<static_cast<unsigned>(p.rows), threads, 0, stream>>>(d);
+    });
+  };
+  if (nv == 1) {
+    go(IntC<1>{});
+  } else if (nv == 2) {
+    go(IntC<2>{});
+  } else {
+    go(IntC<4>{});
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return true;
@@ -477,8 +606,10 @@ void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
   // register path at D = 4096): fused_add_rms_norm 1x1024x4096 17.0 -> 15.0, level from 4096
   // tokens; RMSNorm at D = 4096 staged was -3% to +3%, so its cap stays at D = 3072 (16-bit).
   static const StageKnobs stage = stage_knobs("LTX_STAGE", 2, ADD ? 512 : 384, 128);
-  // The dense path first where it applies (launch_rms_norm_dense).
+  // The dense path first where it applies (launch_rms_norm_dense), then the two-pass path
+  // (launch_rms_norm_two_pass).
   if (vec_ok && launch_rms_norm_dense<ADD>(p, launch.preload, stream)) return;
+  if (vec_ok && launch_rms_norm_two_pass<ADD>(p, stream)) return;
   if (vec_ok && stage_wanted(stage, launch.preload, p.D / V, p.rows) &&
       launch_rms_norm_staged<ADD>(p, stage, stream)) {
     return;

@@ -304,6 +304,44 @@ def test_rms_norm_dense_rows_many(kernel, device, dtype, D, wkind):
     assert_close(xa, ref_rms_norm(want_res, w, 1e-6))
 
 
+def check_rows(kernel, x, w, dtype):
+    """rms_norm of x (rows of D) into a slice of wider rows whose margin must stay untouched,
+    then with a weight into an output of the promoted dtype with LlamaRMSNorm's rounding, and
+    into an fp32 output where that is the promoted dtype: every output element written and
+    right."""
+    D = x.shape[-1]
+    big = poisoned((*x.shape[:-1], D + 8), dtype, x.device)
+    out = big[..., :D]
+    kernel.rms_norm(x, w, 1e-6, out=out)
+    assert_close(out, ref_rms_norm(x, w, 1e-6))
+    assert torch.isnan(big[..., D:]).all(), "wrote outside out"
+    if w is not None:
+        odt = torch.promote_types(dtype, w.dtype)
+        out = poisoned(x.shape, odt, x.device)
+        kernel.rms_norm(x, w, 1e-6, out=out, round_before_weight=True)
+        assert_close(out, ref_rms_norm(x, w, 1e-6, True, dtype), dtype)
+        if odt == torch.float32:
+            kernel.rms_norm(x, w, 1e-6, out=out)
+            assert_close(out, ref_rms_norm(x, w, 1e-6), torch.float32)
+
+
+@pytest.mark.parametrize("wkind", WEIGHTS)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_rms_norm_two_pass_rows(kernel, device, dtype, wkind):
+    """The two-pass path at the defaults on sm_90 (rms_norm.cu: rows of 1024 16-byte vectors,
+    D = 8192 in 16 bits, from 64 MiB of x; one row a block of 512 threads, two vectors a thread
+    a pass, the row read twice): x as a slice of wider rows (a row stride the kernel must
+    follow), out a slice with a margin that must stay untouched, an fp32 out and LlamaRMSNorm's
+    rounding. On other devices the same call takes the other paths. Every output element
+    written; nothing outside out."""
+    if device.type != "cuda":
+        pytest.skip("CUDA: the two-pass path's grids (the CPU kernels have no such path)")
+    D = 8192
+    rows = (64 << 20) // (D * 2) + 5  # just over the 64 MiB threshold
+    x = torch.randn(rows, D + 8, dtype=dtype, device=device)[:, 8:]
+    check_rows(kernel, x, make_weight(wkind, D, dtype, device), dtype)
+
+
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 @pytest.mark.parametrize("wkind", WEIGHTS)
 @pytest.mark.parametrize("D", [768, 2048, 4104, 5120, 8192])
@@ -323,20 +361,7 @@ def test_rms_norm_register_rows(kernel, device, dtype, D, wkind, layout):
         x = torch.randn(rows, D, dtype=dtype, device=device)
     else:
         x = torch.randn(2, rows // 2, D, dtype=dtype, device=device).transpose(0, 1)
-    w = make_weight(wkind, D, dtype, device)
-    big = poisoned((*x.shape[:-1], D + 8), dtype, device)
-    out = big[..., :D]
-    kernel.rms_norm(x, w, 1e-6, out=out)
-    assert_close(out, ref_rms_norm(x, w, 1e-6))
-    assert torch.isnan(big[..., D:]).all(), "wrote outside out"
-    if w is not None:
-        odt = torch.promote_types(dtype, w.dtype)
-        out = poisoned(x.shape, odt, device)
-        kernel.rms_norm(x, w, 1e-6, out=out, round_before_weight=True)
-        assert_close(out, ref_rms_norm(x, w, 1e-6, True, dtype), dtype)
-        if odt == torch.float32:
-            kernel.rms_norm(x, w, 1e-6, out=out)
-            assert_close(out, ref_rms_norm(x, w, 1e-6), torch.float32)
+    check_rows(kernel, x, make_weight(wkind, D, dtype, device), dtype)
 
 
 # ---- fused_add_rms_norm (vLLM / FlashInfer) ---------------------------------------------------

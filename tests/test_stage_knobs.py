@@ -76,6 +76,16 @@ SETTINGS = {
     # beyond 512 vectors).
     "rms-dense-wide-blocks": {"LTX_RMS_DENSE": "1", "LTX_RMS_DENSE_VPT": "1",
                               "LTX_RMS_DENSE_THREADS": "512"},
+    # RMSNorm's two-pass path (rms_norm.cu) at every row it can take, on any device and dtype and
+    # at any size of x (the defaults: 16-bit rows of 1024 vectors from 64 MiB of x, on sm_90):
+    # 256-thread blocks (D = 2048, 4096 and 8192 in 16 bits, 2048 in fp32: one, two and four
+    # vectors a thread) and 512-thread blocks (D = 8192 and 16384 in 16 bits, 2048-8192 in
+    # fp32); the other rows go the defaults' way.
+    "rms-two-pass-256": {"LTX_RMS_TWO_PASS": "1", "LTX_RMS_TWO_PASS_MIN_VEC": "1",
+                         "LTX_RMS_TWO_PASS_MAX_VEC": "100000", "LTX_RMS_TWO_PASS_MIN_MB": "0",
+                         "LTX_RMS_TWO_PASS_THREADS": "256"},
+    "rms-two-pass-512": {"LTX_RMS_TWO_PASS": "1", "LTX_RMS_TWO_PASS_MIN_VEC": "1",
+                         "LTX_RMS_TWO_PASS_MAX_VEC": "100000", "LTX_RMS_TWO_PASS_MIN_MB": "0"},
     # Every dense path off: on sm_90 the paths sm_75 / sm_80 take (register, staged and the
     # generic norm + rope kernel), for the RMSNorm and norm + rope tests.
     "dense-off": dict(NO_DENSE, LTX_NORM_ROPE_DENSE="0"),
@@ -124,6 +134,8 @@ SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
           "rms-dense-two-vectors": "cuda and not misaligned and not long_rows and not huge",
           "rms-dense-wide-blocks": "cuda and not misaligned and not long_rows and not huge",
           "dense-off": "cuda and not misaligned and (rms_norm or norm_rope) and not huge",
+          "rms-two-pass-256": "cuda and not misaligned and not huge",
+          "rms-two-pass-512": "cuda and not misaligned and not huge",
           "norm-rope-dense-early": "cuda and not misaligned and rms_norm_rope and not huge",
           "norm-rope-dense-late": "cuda and not misaligned and rms_norm_rope and not huge",
           "act-row-kernel": "cuda", "act-flat-gated": "cuda",
@@ -134,6 +146,7 @@ SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
 FILES = {name: ["tests/test_rms_norm.py", "tests/test_adaln.py"] for name in SETTINGS}
 FILES["dense-every-grid"] = ["tests/test_adaln.py"]
 FILES["rms-dense-two-vectors"] = FILES["rms-dense-wide-blocks"] = ["tests/test_rms_norm.py"]
+FILES["rms-two-pass-256"] = FILES["rms-two-pass-512"] = ["tests/test_rms_norm.py"]
 FILES["dense-off"] = ["tests/test_rms_norm.py", "tests/test_rope.py"]
 FILES["norm-rope-dense-early"] = FILES["norm-rope-dense-late"] = ["tests/test_rope.py"]
 FILES["act-row-kernel"] = FILES["act-flat-gated"] = ["tests/test_activation.py"]

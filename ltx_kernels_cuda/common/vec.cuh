@@ -100,6 +100,20 @@ __device__ __forceinline__ Vec<T, N> load_vec_once(const T* p) {
   return load_vec<T, N>(p);
 }
 
+// A 16-byte vector of T at p, a global-memory address, loaded by an instruction the compiler
+// neither drops nor merges with another load of p: rms_norm's two-pass path reads each row
+// twice and wants the second read issued (from the L2), not the first one's registers kept.
+template <typename T>
+__device__ __forceinline__ Vec<T, 16 / sizeof(T)> load_vec_issued(const T* p) {
+  uint32_t w[4];
+  asm volatile("ld.global.v4.b32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+               : "l"(p));
+  Vec<T, 16 / sizeof(T)> v;
+  memcpy(&v, w, 16);
+  return v;
+}
+
 template <typename T, int N>
 __device__ __forceinline__ void to_floats(const Vec<T, N>& v, float (&f)[N]) {
 #pragma unroll
