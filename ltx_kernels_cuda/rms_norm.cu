@@ -478,8 +478,8 @@ bool launch_rms_norm_dense(const RmsNormParams<T, W, O>& p, bool one_wave, cudaS
 // 1.3-1.5x slower, with generic row offsets, a bounds test and a run-time loop per vector;
 // this one has the dense path's addressing (rows at one 32-bit stride, no division) and a
 // thread's NV vectors fixed at compile time (the row exactly NV * blockDim.x vectors: no
-// bounds test, nothing looped), and holds nothing but the sum across the reduction (20-26
-// registers). Change 99 (run RR, H100, bf16, 512 threads): 1x4096x8192 51.9 -> 50.2 us,
+// bounds test, nothing looped), and holds nothing but the sum across the reduction (26-40
+// registers at two vectors a thread, kTwoPassBlocksPerSm). Change 99 (run RR, H100, bf16, 512 threads): 1x4096x8192 51.9 -> 50.2 us,
 // 1x16384x8192 183.7 -> 181.6, torch.compile 50.0 / 181.7 beside them; L2 evict-last /
 // evict-first hints on the two passes (inductor's) measured the same as plain loads, so there
 // are none; 256 threads (four vectors a thread at D = 8192) 50.3 / 182.7, and at D = 2048 /
