@@ -479,13 +479,14 @@ bool launch_rms_norm_dense(const RmsNormParams<T, W, O>& p, bool one_wave, cudaS
 // this one has the dense path's addressing (rows at one 32-bit stride, no division) and a
 // thread's NV vectors fixed at compile time (the row exactly NV * blockDim.x vectors: no
 // bounds test, nothing looped), and holds nothing but the sum across the reduction (26-40
-// registers at two vectors a thread, kTwoPassBlocksPerSm). Change 99 (run RR, H100, bf16, 512 threads): 1x4096x8192 51.9 -> 50.2 us,
-// 1x16384x8192 183.7 -> 181.6, torch.compile 50.0 / 181.7 beside them; L2 evict-last /
-// evict-first hints on the two passes (inductor's) measured the same as plain loads, so there
-// are none; 256 threads (four vectors a thread at D = 8192) 50.3 / 182.7, and at D = 2048 /
-// 4096 (one / two vectors a thread) 1.01x / 1.13x the defaults' time. On the H200 (run RR,
-// one sweep a side) it is level with the register path: 39.5 against 39.3 us, 134.6 against
-// 134.4, torch.compile 37.2 / 129.2 beside them, so there compile's lead is not its layout.
+// registers at two vectors a thread, kTwoPassBlocksPerSm). Change 99 (run RR, H100, bf16, 512
+// threads): 1x4096x8192 51.9 -> 50.2 us, 1x16384x8192 183.7 -> 181.6, torch.compile 50.0 /
+// 181.7 beside them; L2 evict-last / evict-first hints on the two passes (inductor's) measured
+// the same as plain loads, so there are none; 256 threads (four vectors a thread at D = 8192)
+// 50.3 / 182.7, and at D = 2048 / 4096 (one / two vectors a thread) 1.01x / 1.13x the
+// defaults' time. On the H200 (run RR, one sweep a side) it is level with the register path:
+// 39.5 against 39.3 us, 134.6 against 134.4, torch.compile 37.2 / 129.2 beside them, so there
+// compile's lead is not its layout.
 constexpr int kTwoPassMaxThreads = 512;
 // Blocks of 512 an SM the register bound keeps: 4 (32 registers) for two vectors a thread with
 // a weight and an output of x's type, 3 (40) with fp32 weights or outputs (at 32 they spilled
