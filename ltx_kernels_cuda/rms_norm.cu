@@ -63,6 +63,21 @@ __device__ __forceinline__ float rms_norm_value(float v, float inv, bool round_b
   return has_w ? n * w : n;
 }
 
+// Writes one 16-byte vector's output to `out`: `v` (x, widened) times `inv`, times the weight
+// vector `wv` when HAS_W (wv unread otherwise). The dense and two-pass kernels' write.
+template <typename T, typename W, typename O, int VEC, bool HAS_W>
+__device__ __forceinline__ void rms_norm_store_vec(O* out, const float (&v)[VEC],
+                                                   const Vec<W, VEC>& wv, float inv,
+                                                   bool round_before_weight) {
+  float w[VEC], y[VEC];
+  if constexpr (HAS_W) to_floats(wv, w);
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) {
+    y[k] = rms_norm_value<T>(v[k], inv, round_before_weight, HAS_W, HAS_W ? w[k] : 0.f);
+  }
+  store_floats<O, VEC>(out, y);
+}
+
 // Writes vector `idx` of the output. PRELOAD: the weight was loaded with the row (wv), else
 // it is read here, after the reduction.
 template <typename T, typename W, typename O, int VEC, bool PRELOAD>
@@ -364,13 +379,8 @@ __global__ void __launch_bounds__(kDenseMaxThreads, (kRmsDenseBlocksPerSm<T, W, 
 #pragma unroll
   for (int i = 0; i < VPT; ++i) {
     if (!on[i]) continue;
-    float w[VEC], y[VEC];
-    if constexpr (HAS_W) to_floats(wv[i], w);
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) {
-      y[k] = rms_norm_value<T>(v[i][k], inv, p.round_before_weight, HAS_W, HAS_W ? w[k] : 0.f);
-    }
-    store_floats<O, VEC>(out + (threadIdx.x + i * blockDim.x) * VEC, y);
+    rms_norm_store_vec<T, W, O, VEC, HAS_W>(out + (threadIdx.x + i * blockDim.x) * VEC, v[i],
+                                            wv[i], inv, p.round_before_weight);
   }
 }
 
@@ -528,40 +538,37 @@ __global__ void __launch_bounds__(kTwoPassMaxThreads, (kTwoPassBlocksPerSm<T, W,
   }
 #pragma unroll
   for (int i = 0; i < NV; ++i) {
-    float v[VEC], w[VEC], y[VEC];
+    float v[VEC];
     to_floats(xv[i], v);
-    if constexpr (HAS_W) to_floats(wv[i], w);
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) {
-      y[k] = rms_norm_value<T>(v[k], inv, p.round_before_weight, HAS_W, HAS_W ? w[k] : 0.f);
-    }
-    store_floats<O, VEC>(out + (threadIdx.x + i * blockDim.x) * VEC, y);
+    rms_norm_store_vec<T, W, O, VEC, HAS_W>(out + (threadIdx.x + i * blockDim.x) * VEC, v, wv[i],
+                                            inv, p.round_before_weight);
   }
 }
 
 // Launches the two-pass kernel when the knobs want it and the rows allow it (true), else
 // returns false. rms_norm only (fused_add_rms_norm at D = 8192 is level with the peers on the
-// dense path). Knobs: LTX_RMS_TWO_PASS [unset: sm_90 and 16-bit rows; 0 off; 1 on any device
-// and dtype], LTX_RMS_TWO_PASS_MIN_VEC / _MAX_VEC [1024 / 1024: rows of that many 16-byte
-// vectors, D = 8192 in 16 bits, where it was measured], LTX_RMS_TWO_PASS_MIN_MB [64: x at least
-// that many MiB], LTX_RMS_TWO_PASS_THREADS [512, at most 512: a block's threads; the row must be
-// 1, 2 or 4 times that many vectors].
+// dense path). Knobs (DenseKnobs, common/dense.cuh): LTX_RMS_TWO_PASS [1: every grid; 0 off, 2
+// beyond one wave; unset: sm_90 and 16-bit rows only, set: any device and dtype],
+// LTX_RMS_TWO_PASS_MAX_VEC [1024, at most 2048] and LTX_RMS_TWO_PASS_MIN_VEC [1024]: rows of
+// that many 16-byte vectors (D = 8192 in 16 bits, where it was measured), _MIN_MB [64] and
+// _MAX_MB [0: no limit]: x at least / at most that many MiB, LTX_RMS_TWO_PASS_THREADS [512, at
+// most 512: a block's threads; the row must be 1, 2 or 4 times that many vectors].
 template <bool ADD, typename T, typename W, typename O>
-bool launch_rms_norm_two_pass(const RmsNormParams<T, W, O>& p, cudaStream_t stream) {
-  static const char* const set = std::getenv("LTX_RMS_TWO_PASS");
-  static const int mode = env_int("LTX_RMS_TWO_PASS", 1, /*zero_turns_off=*/true);
+bool launch_rms_norm_two_pass(const RmsNormParams<T, W, O>& p, bool one_wave,
+                              cudaStream_t stream) {
+  static const DenseKnobs k =
+      dense_knobs("LTX_RMS_TWO_PASS", 1, 1024, 0, /*cap=*/4 * kTwoPassMaxThreads);
   static const int min_vec = env_int("LTX_RMS_TWO_PASS_MIN_VEC", 1024);
-  static const int max_vec = env_int("LTX_RMS_TWO_PASS_MAX_VEC", 1024);
   static const int min_mb = env_int("LTX_RMS_TWO_PASS_MIN_MB", 64);
   static const int threads =
       std::clamp(env_int("LTX_RMS_TWO_PASS_THREADS", 512), 32, kTwoPassMaxThreads) / 32 * 32;
   constexpr int V = kVec16<T>;
   const int nvec = p.D / V;
-  if (ADD || mode <= 0 || nvec < min_vec || nvec > max_vec || nvec % threads != 0 ||
-      p.rows * p.D * static_cast<int64_t>(sizeof(T)) < (int64_t{min_mb} << 20)) {
-    return false;
-  }
-  if (!set && (sizeof(T) != 2 || device_attr<cudaDevAttrComputeCapabilityMajor>() < 9)) {
+  const int64_t x_bytes = p.rows * p.D * static_cast<int64_t>(sizeof(T));
+  if (ADD || (!k.forced && sizeof(T) != 2) || nvec < min_vec || nvec % threads != 0 ||
+      x_bytes < (int64_t{min_mb} << 20) ||
+      (k.max_mb > 0 && x_bytes > (int64_t{k.max_mb} << 20)) ||
+      !dense_wanted(k, nvec, one_wave)) {
     return false;
   }
   const int nv = nvec / threads;
@@ -610,7 +617,7 @@ void launch_rms_norm(RmsNormParams<T, W, O> p, cudaStream_t stream) {
   // The dense path first where it applies (launch_rms_norm_dense), then the two-pass path
   // (launch_rms_norm_two_pass).
   if (vec_ok && launch_rms_norm_dense<ADD>(p, launch.preload, stream)) return;
-  if (vec_ok && launch_rms_norm_two_pass<ADD>(p, stream)) return;
+  if (vec_ok && launch_rms_norm_two_pass<ADD>(p, launch.preload, stream)) return;
   if (vec_ok && stage_wanted(stage, launch.preload, p.D / V, p.rows) &&
       launch_rms_norm_staged<ADD>(p, stage, stream)) {
     return;

@@ -25,9 +25,10 @@ constexpr int kDenseMaxThreads = 512;
 
 // When a dense path runs, read once from the environment as VAR, VAR_MAX_VEC and VAR_MAX_MB
 // (VAR: LTX_ADALN_DENSE, LTX_GATED_DENSE, LTX_RMS_DENSE, LTX_NORM_ROPE_DENSE): `mode` 0 never,
-// 1 every grid, 2 grids beyond one wave; rows of at most `max_vec` vectors (the launcher caps
-// it); `max_mb` > 0: a size limit the launcher applies where it says. Taken on sm_90 and newer,
-// or on any device when VAR is set (`forced`).
+// 1 every grid, 2 grids beyond one wave; rows of at most `max_vec` vectors (VAR_MAX_VEC can
+// lower it, or raise it up to `cap`, the most the launcher takes: `max_vec` unless given);
+// `max_mb` > 0: a size limit the launcher applies where it says. Taken on sm_90 and newer, or
+// on any device when VAR is set (`forced`).
 struct DenseKnobs {
   int mode;
   int max_vec;
@@ -35,11 +36,12 @@ struct DenseKnobs {
   bool forced;
 };
 
-inline DenseKnobs dense_knobs(const std::string& var, int mode, int max_vec, int max_mb) {
+inline DenseKnobs dense_knobs(const std::string& var, int mode, int max_vec, int max_mb,
+                              int cap = 0) {
   DenseKnobs k;
   k.forced = std::getenv(var.c_str()) != nullptr;
   k.mode = env_int(var.c_str(), mode, /*zero_turns_off=*/true);
-  k.max_vec = std::min(max_vec, env_int((var + "_MAX_VEC").c_str(), max_vec));
+  k.max_vec = std::min(std::max(cap, max_vec), env_int((var + "_MAX_VEC").c_str(), max_vec));
   k.max_mb = env_int((var + "_MAX_MB").c_str(), max_mb, /*zero_turns_off=*/true);
   return k;
 }
