@@ -351,6 +351,20 @@ sanitize() {
   done
 }
 
+# rms_two_pass_checks KNOB_LIMIT KNOB_SEL: change 99's checks of RMSNorm's two-pass path, each
+# while the call has time: compute-sanitizer memcheck and racecheck of its rows (knobs on, any
+# size and dtype), test_stage_knobs.py's settings matching KNOB_SEL under KNOB_LIMIT seconds,
+# then ours beside every peer at D = 8192 in bf16 and fp16 (3 shuffled rounds), packed into
+# $OUT/peers.tar.gz.
+rms_two_pass_checks() {
+  fits 80 && LTX_RMS_TWO_PASS=1 LTX_RMS_TWO_PASS_MIN_MB=0 LTX_RMS_TWO_PASS_MAX_VEC=4096 \
+    sanitize two-pass 40 rms_norm_two_pass
+  fits "$1" && knob_tests knobs-two-pass "$1" "$2"
+  fits 130 && PEER_ARGS="--shapes 1x4096x8192,1x16384x8192 --rounds 3 --monitor" \
+    peer_sweeps rms_norm "$W" 60 bf16 fp16
+  tar -C "$W" -czf "$OUT/peers.tar.gz" . 2>/dev/null
+}
+
 # e2e_best PREBUILT LIMIT: LTX-Video 2B, tools/gpu_e2e.sh's part best (compile and kernels +
 # compile at their fastest settings, the loop profiled) on prebuilt PREBUILT under LIMIT
 # seconds, into $OUT/e2e.{log,json}; its main lines to $LOG.

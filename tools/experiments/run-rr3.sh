@@ -17,12 +17,5 @@ use_prebuilt RR2 | tee -a "$LOG"
 
 log "tests: test_rms_norm.py, CUDA, defaults"
 run_tests rms-cuda 150 -n 16 -k "cuda and not huge" tests/test_rms_norm.py
-if fits 80; then
-  LTX_RMS_TWO_PASS=1 LTX_RMS_TWO_PASS_MIN_MB=0 LTX_RMS_TWO_PASS_MAX_VEC=4096 \
-    sanitize two-pass 40 rms_norm_two_pass
-fi
-fits 100 && knob_tests knobs-two-pass 100 "rms-two-pass-512"
-fits 130 && PEER_ARGS="--shapes 1x4096x8192,1x16384x8192 --rounds 3 --monitor" \
-  peer_sweeps rms_norm "$W" 60 bf16 fp16
-tar -C "$W" -czf "$OUT/peers.tar.gz" . 2>/dev/null
+rms_two_pass_checks 100 "rms-two-pass-512"
 experiment_end

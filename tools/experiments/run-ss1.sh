@@ -21,10 +21,5 @@ log "tests: test_rms_norm.py, CUDA, defaults"
 run_tests rms-cuda 150 -n 16 -k "cuda and not huge" tests/test_rms_norm.py
 log "tests: adaln / rms_norm_rope dense rows, CUDA, defaults"
 run_tests dense-cuda 60 -n 16 -k "cuda and dense_rows_many" tests/test_adaln.py tests/test_rope.py
-fits 80 && LTX_RMS_TWO_PASS=1 LTX_RMS_TWO_PASS_MIN_MB=0 LTX_RMS_TWO_PASS_MAX_VEC=4096 \
-  sanitize two-pass 40 rms_norm_two_pass
-fits 200 && knob_tests knobs-two-pass 200 "rms-two-pass"
-fits 130 && PEER_ARGS="--shapes 1x4096x8192,1x16384x8192 --rounds 3 --monitor" \
-  peer_sweeps rms_norm "$W" 60 bf16 fp16
-tar -C "$W" -czf "$OUT/peers.tar.gz" . 2>/dev/null
+rms_two_pass_checks 200 "rms-two-pass"
 experiment_end
