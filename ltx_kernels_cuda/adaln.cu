@@ -596,8 +596,8 @@ bool launch_adaln_dense(const AdaLNParams<T, M, W>& p, const DenseKnobs& k, bool
   if (GATED && p.gate != nullptr && !run_bcast(p.gate_b.b, p.rows, D, d.gate_b)) return false;
   // One modulation row per x row: one level (runs of one row), not broadcast.
   auto per_row = [](const BcastRows& b) { return b.nd == 1 && b.stride[0] != 0; };
-  if (staged && k.max_mb > 0 && !per_row(p.scale_b.b) && !per_row(p.shift_b.b) &&
-      p.rows * D * static_cast<int64_t>(sizeof(T)) > (int64_t{k.max_mb} << 20)) {
+  if (staged && !per_row(p.scale_b.b) && !per_row(p.shift_b.b) &&
+      dense_over_mb(k, p.rows * D * static_cast<int64_t>(sizeof(T)))) {
     return false;
   }
   const DenseBlock db = dense_block(nvec, 1);

@@ -451,10 +451,7 @@ bool launch_rms_norm_dense(const RmsNormParams<T, W, O>& p, bool one_wave, cudaS
   const DenseKnobs& k = short_rows ? k_short : k_long;
   const int min_vpt = short_rows ? vpt_short : vpt_long;
   if (!dense_wanted(k, nvec, one_wave)) return false;
-  if (k.max_mb > 0 &&
-      p.rows * p.D * static_cast<int64_t>(sizeof(T)) > (int64_t{k.max_mb} << 20)) {
-    return false;
-  }
+  if (dense_over_mb(k, p.rows * p.D * static_cast<int64_t>(sizeof(T)))) return false;
   RmsNormDenseParams<T, W, O> d;
   if (!dense_params<ADD>(p, nvec, d)) return false;
   const int vpt = std::max(min_vpt, (nvec + kDenseMaxThreads - 1) / kDenseMaxThreads);
@@ -566,8 +563,7 @@ bool launch_rms_norm_two_pass(const RmsNormParams<T, W, O>& p, bool one_wave,
   const int nvec = p.D / V;
   const int64_t x_bytes = p.rows * p.D * static_cast<int64_t>(sizeof(T));
   if (ADD || (!k.forced && sizeof(T) != 2) || nvec < min_vec || nvec % threads != 0 ||
-      x_bytes < (int64_t{min_mb} << 20) ||
-      (k.max_mb > 0 && x_bytes > (int64_t{k.max_mb} << 20)) ||
+      x_bytes < (int64_t{min_mb} << 20) || dense_over_mb(k, x_bytes) ||
       !dense_wanted(k, nvec, one_wave)) {
     return false;
   }

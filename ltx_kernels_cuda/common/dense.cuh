@@ -53,6 +53,12 @@ inline bool dense_wanted(const DenseKnobs& k, int nvec, bool one_wave) {
   return k.forced || device_attr<cudaDevAttrComputeCapabilityMajor>() >= 9;
 }
 
+// Whether `bytes` (a launcher's measure of the grid, x's bytes) is over the knobs' size limit
+// (DenseKnobs::max_mb > 0: that many MiB; 0: no limit).
+inline bool dense_over_mb(const DenseKnobs& k, int64_t bytes) {
+  return k.max_mb > 0 && bytes > (int64_t{k.max_mb} << 20);
+}
+
 // Rows `r` of a tensor at r * stride (one level, D elements each) addressed in 32 bits: `rows`
 // rows of `D`, every element below 2^31. `stride` gets the row stride. (Also the test of
 // activation.cu's flat kernel for its x and out.)
