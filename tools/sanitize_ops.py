@@ -148,10 +148,12 @@ OPS = {
 # of rows past the dense path's 8 MiB of x (9 MiB in 16 bits), rows of 513 vectors: on sm_90
 # rms_norm.cu's register path beyond one wave (groups of 160 threads, lanes past the row's
 # end), which SHAPES's one-wave grids never reach.
-# rms_norm_two_pass: rows of 1024, 2048 and 4096 16-byte vectors for rms_norm.cu's two-pass
-# path (two, four vectors a thread in 512 threads); at the defaults it takes only grids from 64
-# MiB of x in 16 bits, so sanitize it with LTX_RMS_TWO_PASS=1 LTX_RMS_TWO_PASS_MIN_MB=0
-# LTX_RMS_TWO_PASS_MAX_VEC=4096 (every dtype; misaligned views take the scalar paths).
+# rms_norm_two_pass: rows of 1024 and 2048 16-byte vectors for rms_norm.cu's two-pass path (two
+# and four vectors a thread in 512 threads: D = 8192 and 16384 in 16 bits, 8192 in fp32; fp32's
+# D = 16384, 4096 vectors, is beyond the path and goes the other way); at the defaults it takes
+# only grids from 64 MiB of x in 16 bits, so sanitize it with LTX_RMS_TWO_PASS=1
+# LTX_RMS_TWO_PASS_MIN_MB=0 LTX_RMS_TWO_PASS_MAX_VEC=4096 (read as its cap, 2048; every dtype;
+# misaligned views take the scalar paths).
 FAMILY_SHAPES = {"rms_norm_grids": [(1100, 4104)], "rms_norm_two_pass": [(6, 8192), (3, 16384)]}
 
 
