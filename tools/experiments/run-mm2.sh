@@ -7,13 +7,14 @@
 # replay runs the script once a metric pass: run II's took 191 s, so the step gets 200.
 # compute-sanitizer, here until run OO, is gone: runs NN and OO ran memcheck and racecheck over
 # this source (clean).
-# Carry as call 1. Files: $OUT/mm2.log, $OUT/mm2-files.tar.gz.
+# Carry as call 1. MM2_PREBUILT names another prebuilt than MM0 (SS0: run SS's source).
+# Files: $OUT/mm2.log, $OUT/mm2-files.tar.gz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu_env.sh
 source tools/gpu_prebuilt.sh
 experiment_start mm2
-use_prebuilt MM0 | tee -a "$LOG"
+use_prebuilt "${MM2_PREBUILT:-MM0}" | tee -a "$LOG"
 
 full_table bf16 320
 fits 210 && NCU_METRICS=$NCU_STALL_METRICS ncu_flush rms-stall zero ltx,compile,liger 200 \

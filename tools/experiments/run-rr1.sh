@@ -4,7 +4,8 @@
 # run on an H200), LLaMA-8B and memcheck (issue5_all, as run-qq1.sh's H200 branch). Runs QQ,
 # PP and OO measured the H100 branch twice over on this source, so another card gets nothing
 # but the card check here. Carry as run-qq1.sh (`.site/site-h.tar.xz`, `.prebuilt/MM0.tar.xz`);
-# CALL_BUDGET bounds it; RR1_PREBUILT names another prebuilt than MM0 (RR2 after change 99).
+# CALL_BUDGET bounds it; RR1_PREBUILT names another prebuilt than MM0 (RR2 after change 99; SS0,
+# run SS's source).
 # Files: $OUT/rr1.log and each step's files.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
