@@ -4,7 +4,7 @@
 # projections have never run on an H200), the first step of run-rr1.sh alone: ~500 s of device
 # time were left after calls 1 and 2 (H100), not enough for run-rr1.sh's LLaMA and memcheck
 # after it (both ran on this source on the H100, runs QQ and OO). Carry `.site/site-h.tar.xz`,
-# `.prebuilt/SS0.tar.xz`. Files: $OUT/tt3.log, $OUT/tt3-files.tar.gz.
+# `.prebuilt/SS0.tar.xz`; TT3_LIMIT: seconds for the LTX step (290). Files: $OUT/tt3.log, $OUT/tt3-files.tar.gz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 if ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
@@ -17,5 +17,5 @@ source tools/gpu_prebuilt.sh
 experiment_start tt3
 use_prebuilt SS0 | tee -a "$LOG"
 export LTX_E2E_ARGS=$LTX_ISSUE5_ARGS LTX_E2E_KERNELS=$LTX_ISSUE5_KERNELS
-ltx_e2e ltx-all 290 --all-configs
+ltx_e2e ltx-all "${TT3_LIMIT:-290}" --all-configs
 experiment_end
