@@ -223,12 +223,27 @@ issue5_pair() {
 # nvidia-h200 may get an H100).
 on_h200() { nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; }
 
-# issue5_all: issue 5's run of every configuration: LTX 2B at issue 5's setting in one process
-# (ltx_e2e, under 290 s), then, while the call has time, LLaMA-8B prefill (llama_e2e) and
-# compute-sanitizer memcheck of every op family. Exports LTX_E2E_ARGS / LTX_E2E_KERNELS.
-issue5_all() {
+# only_on_h200: on_h200, and otherwise the card and "nothing run" printed, for the scripts that
+# only make sense on an H200 and stop before any setup (`only_on_h200 || exit 0`; this file
+# needs nothing of tools/gpu_env.sh to be sourced).
+only_on_h200() {
+  on_h200 && return 0
+  nvidia-smi --query-gpu=name --format=csv,noheader
+  echo "not an H200: nothing run"
+  return 1
+}
+
+# issue5_ltx LIMIT: LTX 2B at issue 5's setting, every configuration in one process (ltx_e2e
+# under LIMIT seconds). Exports LTX_E2E_ARGS / LTX_E2E_KERNELS.
+issue5_ltx() {
   export LTX_E2E_ARGS=$LTX_ISSUE5_ARGS LTX_E2E_KERNELS=$LTX_ISSUE5_KERNELS
-  ltx_e2e ltx-all 290 --all-configs
+  ltx_e2e ltx-all "$1" --all-configs
+}
+
+# issue5_all: issue 5's run of every configuration: issue5_ltx under 290 s, then, while the
+# call has time, LLaMA-8B prefill (llama_e2e) and compute-sanitizer memcheck of every op family.
+issue5_all() {
+  issue5_ltx 290
   fits 100 && llama_e2e 100
   fits 60 && SANITIZE_TOOLS=memcheck sanitize all "$(time_left)"
 }
