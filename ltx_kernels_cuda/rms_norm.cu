@@ -323,8 +323,9 @@ struct RmsNormDenseParams {
 // 2 (64) for two vectors a thread: the fewest that do not spill (tools/resources.py, sm_90:
 // at 32 the bf16 ADD instance spilled 16 bytes, at 40 the two-vector ones 8-80). LATE_W (the
 // weight loaded after the reduction, the row held as loaded) takes two vectors a thread to the
-// one-vector bounds: 30-32 registers for 16-bit x with a weight of its type or fp32, 36-40 with
-// the residual, no spill (torch.compile's 32 registers at D = 8192 in one pass, not two).
+// one-vector bounds: 30-32 registers for 16-bit x and output (a weight of x's type or fp32),
+// 32-39 with fp32 outputs, 36-40 with the residual, no spill (torch.compile's 32 registers at
+// D = 8192 in one pass, not two).
 template <typename T, typename W, typename O, int VPT, bool ADD, bool LATE_W>
 constexpr int kRmsDenseBlocksPerSm =
     (VPT > 1 && !LATE_W) ? 2 : (ADD || sizeof(W) > sizeof(T) || sizeof(O) > sizeof(T)) ? 3 : 4;

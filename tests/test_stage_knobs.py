@@ -128,6 +128,9 @@ _GATED = "cuda and not misaligned and (gated or rows_per_block or ltx)"
 # defaults; in one-row blocks the reference tests. Run Q (H200, 14 workers): the whole CUDA
 # selection of test_adaln.py took over 150 s a setting.
 _DENSE = "cuda and not misaligned and not strided and not dense_rows_many and not long_rows"
+# RMSNorm's dense settings: every row but the misaligned views (scalar paths), the long rows
+# beyond the dense path's cap and the huge tensors.
+_RMS_DENSE = "cuda and not misaligned and not long_rows and not huge"
 # rope and rope_qk (not the norm + rope ops, which rope.cu does not run): 493 tests, 95 s on
 # the H200 (run V); the layouts of more than one leading dim: transposed, broadcast and strided
 # views, the models' layouts.
@@ -136,9 +139,9 @@ _ROPE_VIEWS = _ROPE + " and (gqa or heads or layout or broadcast or strided or l
 SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
           "gated-y-read": _GATED, "dense-every-grid": _DENSE,
           "dense-row-blocks": "cuda and contiguous and reference",
-          "rms-dense-two-vectors": "cuda and not misaligned and not long_rows and not huge",
-          "rms-dense-wide-blocks": "cuda and not misaligned and not long_rows and not huge",
-          "rms-dense-late-weight": "cuda and not misaligned and not long_rows and not huge",
+          "rms-dense-two-vectors": _RMS_DENSE,
+          "rms-dense-wide-blocks": _RMS_DENSE,
+          "rms-dense-late-weight": _RMS_DENSE,
           "dense-off": "cuda and not misaligned and (rms_norm or norm_rope) and not huge",
           "rms-two-pass-256": "cuda and not misaligned and not huge",
           "rms-two-pass-512": "cuda and not misaligned and not huge",
