@@ -321,18 +321,13 @@ struct RmsNormDenseParams {
 // Blocks of 512 an SM the register bound keeps: 4 (32 registers a thread) for one vector a
 // thread of x and a weight of its type; 3 (40) with fp32 weights or outputs or the residual,
 // 2 (64) for two vectors a thread: the fewest that do not spill (tools/resources.py, sm_90:
-// at 32 the bf16 ADD instance spilled 16 bytes, at 40 the two-vector ones 8-80). LATE_W (the
-// weight loaded after the reduction, the row held as loaded) takes two vectors a thread to the
-// one-vector bounds: 30-32 registers for 16-bit x and output (a weight of x's type or fp32),
-// 32-39 with fp32 outputs, 36-40 with the residual, no spill (torch.compile's 32 registers at
-// D = 8192 in one pass, not two).
-template <typename T, typename W, typename O, int VPT, bool ADD, bool LATE_W>
+// at 32 the bf16 ADD instance spilled 16 bytes, at 40 the two-vector ones 8-80).
+template <typename T, typename W, typename O, int VPT, bool ADD>
 constexpr int kRmsDenseBlocksPerSm =
-    (VPT > 1 && !LATE_W) ? 2 : (ADD || sizeof(W) > sizeof(T) || sizeof(O) > sizeof(T)) ? 3 : 4;
+    VPT > 1 ? 2 : (ADD || sizeof(W) > sizeof(T) || sizeof(O) > sizeof(T)) ? 3 : 4;
 
-template <typename T, typename W, typename O, int VPT, bool ADD, bool HAS_W, bool LATE_W>
-__global__ void __launch_bounds__(kDenseMaxThreads,
-                                  (kRmsDenseBlocksPerSm<T, W, O, VPT, ADD, LATE_W>))
+template <typename T, typename W, typename O, int VPT, bool ADD, bool HAS_W>
+__global__ void __launch_bounds__(kDenseMaxThreads, (kRmsDenseBlocksPerSm<T, W, O, VPT, ADD>))
     rms_norm_dense_kernel(const RmsNormDenseParams<T, W, O> p) {
   constexpr int VEC = kVec16<T>;
   __shared__ float red[kDenseMaxThreads / 32];
@@ -350,44 +345,33 @@ __global__ void __launch_bounds__(kDenseMaxThreads,
     if (on[i]) {
       xv[i] = load_vec_once<T, VEC>(x + idx * VEC);
       if constexpr (ADD) rv[i] = load_vec_once<T, VEC>(res + idx * VEC);
-      if constexpr (HAS_W && !LATE_W) wv[i] = load_vec<W, VEC>(p.weight + idx * VEC);
+      if constexpr (HAS_W) wv[i] = load_vec<W, VEC>(p.weight + idx * VEC);
     }
   }
-  // The row's floats: held across the reduction with the weight loaded early; with LATE_W the
-  // row is held as loaded instead (16-bit vectors: half the registers) and widened again for
-  // the write, exactly (with ADD, xv becomes the rounded sum).
-  float v[LATE_W ? 1 : VPT][VEC];
+  float v[VPT][VEC];
   float ss = 0.f;
 #pragma unroll
   for (int i = 0; i < VPT; ++i) {
-    float a[VEC];
-    if constexpr (LATE_W) {
-      if (!on[i]) continue;  // (with the zeros below, the bf16 ADD instances spilled 8 bytes)
-    }
     if (on[i]) {
       if constexpr (ADD) {
         // residual + x rounded once into a vector, stored, and widened back (exact).
-        float b[VEC];
+        float a[VEC], b[VEC];
         to_floats(xv[i], a);
         to_floats(rv[i], b);
 #pragma unroll
         for (int k = 0; k < VEC; ++k) a[k] += b[k];
         const Vec<T, VEC> r = round_vec<T, VEC>(a);
         store_vec<T, VEC>(res + (threadIdx.x + i * blockDim.x) * VEC, r);
-        to_floats(r, a);
-        if constexpr (LATE_W) xv[i] = r;
+        to_floats(r, v[i]);
       } else {
-        to_floats(xv[i], a);
+        to_floats(xv[i], v[i]);
       }
     } else {
 #pragma unroll
-      for (int k = 0; k < VEC; ++k) a[k] = 0.f;
+      for (int k = 0; k < VEC; ++k) v[i][k] = 0.f;
     }
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) {
-      ss += a[k] * a[k];
-      if constexpr (!LATE_W) v[i][k] = a[k];
-    }
+    for (int k = 0; k < VEC; ++k) ss += v[i][k] * v[i][k];
   }
   ss = block_rows_sum(ss, red);
   const float inv = rsqrtf(ss * p.inv_d + p.eps);
@@ -395,17 +379,8 @@ __global__ void __launch_bounds__(kDenseMaxThreads,
 #pragma unroll
   for (int i = 0; i < VPT; ++i) {
     if (!on[i]) continue;
-    const uint32_t idx = threadIdx.x + i * blockDim.x;
-    if constexpr (LATE_W) {
-      if constexpr (HAS_W) wv[i] = load_vec<W, VEC>(p.weight + idx * VEC);
-      float a[VEC];
-      to_floats(xv[i], a);
-      rms_norm_store_vec<T, W, O, VEC, HAS_W>(out + idx * VEC, a, wv[i], inv,
-                                              p.round_before_weight);
-    } else {
-      rms_norm_store_vec<T, W, O, VEC, HAS_W>(out + idx * VEC, v[i], wv[i], inv,
-                                              p.round_before_weight);
-    }
+    rms_norm_store_vec<T, W, O, VEC, HAS_W>(out + (threadIdx.x + i * blockDim.x) * VEC, v[i],
+                                            wv[i], inv, p.round_before_weight);
   }
 }
 
@@ -443,10 +418,7 @@ bool dense_params(const RmsNormParams<T, W, O>& p, int nvec, RmsNormDenseParams<
 // (no limit): only while x is at most that many MiB], LTX_RMS_DENSE_VPT [short 2, else 1]:
 // vectors a thread at least (rows of more than 512 vectors always take 2),
 // LTX_RMS_DENSE_THREADS [LTX_DENSE_BLOCK_THREADS when set, else short 256 and long 512]: a
-// block's threads, LTX_RMS_DENSE_LATE_W [0; 1: the weight loaded after the reduction and the
-// row held as loaded, the kernel's LATE_W; run TT, not yet measured: at D = 8192 with
-// LTX_RMS_DENSE_MAX_MB=0 it is one pass in 4 blocks of 512 an SM, where the default two
-// vectors a thread hold 48 registers, 2 blocks].
+// block's threads.
 // Run U (H200, bf16, rms_norm alone, one lease; the defaults then were run R's long layout up
 // to 8 MiB and the staged / register paths beyond): the short layout took 2-7% off every
 // shape up to 42 MiB of x (1x4096x4096 24.5 -> 23.0 us, 2x2688x4096 29.1 -> 28.1,
@@ -473,7 +445,6 @@ bool launch_rms_norm_dense(const RmsNormParams<T, W, O>& p, bool one_wave, cudaS
       kDenseMaxThreads);
   static const int threads_long =
       std::clamp(env_int("LTX_RMS_DENSE_THREADS", 0), 0, kDenseMaxThreads);
-  static const bool late_w = env_int("LTX_RMS_DENSE_LATE_W", 0, /*zero_turns_off=*/true) > 0;
   constexpr int V = kVec16<T>;
   const int nvec = p.D / V;
   const bool short_rows = !ADD && nvec <= kShortVec;
@@ -489,14 +460,12 @@ bool launch_rms_norm_dense(const RmsNormParams<T, W, O>& p, bool one_wave, cudaS
   const auto blocks =
       static_cast<unsigned>((p.rows + db.rows_per_block - 1) / db.rows_per_block);
   const dim3 block(db.width, db.rows_per_block);
-  auto go = [&](auto vpt_c, auto has_w_c, auto late_c) {
-    rms_norm_dense_kernel<T, W, O, decltype(vpt_c)::value, ADD, decltype(has_w_c)::value,
-                          decltype(late_c)::value><<<blocks, block, 0, stream>>>(d);
+  auto go = [&](auto vpt_c, auto has_w_c) {
+    rms_norm_dense_kernel<T, W, O, decltype(vpt_c)::value, ADD, decltype(has_w_c)::value>
+        <<<blocks, block, 0, stream>>>(d);
   };
   auto with_w = [&](auto vpt_c) {
-    dispatch_bool(p.weight != nullptr, [&](auto has_w_c) {
-      dispatch_bool(late_w, [&](auto late_c) { go(vpt_c, has_w_c, late_c); });
-    });
+    dispatch_bool(p.weight != nullptr, [&](auto has_w_c) { go(vpt_c, has_w_c); });
   };
   if (vpt == 1) {
     with_w(IntC<1>{});

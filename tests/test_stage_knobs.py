@@ -76,11 +76,6 @@ SETTINGS = {
     # beyond 512 vectors).
     "rms-dense-wide-blocks": {"LTX_RMS_DENSE": "1", "LTX_RMS_DENSE_VPT": "1",
                               "LTX_RMS_DENSE_THREADS": "512"},
-    # RMSNorm's dense path with the weight loaded after the reduction and the row held as
-    # loaded (LATE_W; the defaults load it with the row) on any device, at any size of x, one
-    # and two vectors a thread, with and without the residual.
-    "rms-dense-late-weight": {"LTX_RMS_DENSE": "1", "LTX_RMS_DENSE_LATE_W": "1",
-                              "LTX_RMS_DENSE_MAX_MB": "0"},
     # RMSNorm's two-pass path (rms_norm.cu) at every row it can take, on any device and dtype and
     # at any size of x (the defaults: 16-bit rows of 1024 vectors from 64 MiB of x, on sm_90):
     # 256-thread blocks (D = 2048, 4096 and 8192 in 16 bits, 2048 in fp32: one, two and four
@@ -141,7 +136,6 @@ SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
           "dense-row-blocks": "cuda and contiguous and reference",
           "rms-dense-two-vectors": _RMS_DENSE,
           "rms-dense-wide-blocks": _RMS_DENSE,
-          "rms-dense-late-weight": _RMS_DENSE,
           "dense-off": "cuda and not misaligned and (rms_norm or norm_rope) and not huge",
           "rms-two-pass-256": "cuda and not misaligned and not huge",
           "rms-two-pass-512": "cuda and not misaligned and not huge",
@@ -155,7 +149,6 @@ SELECT = {"one-warp": _REF, "several-warps": _REF, "gated-defaults": _GATED,
 FILES = {name: ["tests/test_rms_norm.py", "tests/test_adaln.py"] for name in SETTINGS}
 FILES["dense-every-grid"] = ["tests/test_adaln.py"]
 FILES["rms-dense-two-vectors"] = FILES["rms-dense-wide-blocks"] = ["tests/test_rms_norm.py"]
-FILES["rms-dense-late-weight"] = ["tests/test_rms_norm.py"]
 FILES["rms-two-pass-256"] = FILES["rms-two-pass-512"] = ["tests/test_rms_norm.py"]
 FILES["dense-off"] = ["tests/test_rms_norm.py", "tests/test_rope.py"]
 FILES["norm-rope-dense-early"] = FILES["norm-rope-dense-late"] = ["tests/test_rope.py"]

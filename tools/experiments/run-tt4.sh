@@ -13,7 +13,8 @@
 # kernel at every size), late (LATE_W and MAX_MB=0), two runs each; then ours under `late`
 # beside every peer at D = 8192 (3 shuffled rounds). Carry `.site/site-h.tar.xz`,
 # `.prebuilt/TT0.tar.xz` (TT0: this source, sm_90). CALL_BUDGET bounds it.
-# Files: $OUT/tt4.log, $OUT/tt4-files.tar.gz.
+# Files: $OUT/tt4.log, $OUT/tt4-files.tar.gz. Ran in run UU (H100); the knob was then reverted:
+# on a later source, apply tools/experiments/rms_dense_late_weight.patch and rebuild first.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu_env.sh
