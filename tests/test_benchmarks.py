@@ -462,6 +462,30 @@ def test_on_h200_and_issue5_all(tmp_path):
             assert re.fullmatch(r"sanitize memcheck all \d+", calls[-1]), calls[-1]
 
 
+def test_full_table_draws_a_cut_plot(tmp_path):
+    """tools/gpu_prebuilt.sh: where full_table's limit left a CSV without its plot, the plot is
+    drawn from the CSV by benchmarks/report.py and packed with the table; a sweep that drew its
+    own plot is left as it is (test_full_table_and_ltx_time)."""
+    import tarfile
+
+    stub = f"""#!/bin/bash
+echo "$*" >> {tmp_path}/calls
+case "$1" in
+  benchmarks/sweep.py) out=${{@: -1}}; mkdir -p "$out"; echo 'op,shape' > "$out/sweep.csv"
+    exit 124 ;;
+  benchmarks/report.py) touch "$4/sweep.png" ;;
+esac
+"""
+    out, log = prebuilt_call(tmp_path, f"W={tmp_path}/w && full_table bf16 300", stub)
+    d = tmp_path / "w" / "full-bf16"
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert calls[1:] == [f"benchmarks/report.py {d}/sweep.csv --out {d}",
+                         f"tools/targets.py {d}/sweep.csv"], calls
+    assert "rc 124 (0 cases)" in log and "the plot drawn from the CSV" in log
+    with tarfile.open(out / "sweeps-bf16.tar.gz") as t:
+        assert "full-bf16/sweep.png" in t.getnames()
+
+
 def test_issue5_pair(tmp_path):
     """tools/gpu_prebuilt.sh: issue5_pair times LTX kernels + compile, then torch.compile while
     the call has 120 s left, each through ltx_time at issue 5's setting (recorded, not run)."""
@@ -983,7 +1007,7 @@ echo "$@" >> calls
 case "$1" in
   benchmarks/sweep.py) out=${@: -1}; mkdir -p "$out"
     printf 'op,shape,dtype,impl,us,GBps,copy_share,MB,vs_best_peer,vs_unfused,bytes_ratio\\n' > "$out/sweep.csv"
-    echo "[1/1] rms_norm 1x8x64 fp16" ;;
+    touch "$out/sweep.png"; echo "[1/1] rms_norm 1x8x64 fp16" ;;
   tools/targets.py) echo "  level or ahead of the best peer: 1 of 1" ;;
   scripts/benchmark_example.py) echo "  compile   43.12 ms/step (median)"; echo "noise" ;;
 esac

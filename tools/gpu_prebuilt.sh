@@ -150,13 +150,20 @@ ltx_e2e() {
 # shape and peer, 3 rounds in the default shuffled order, --monitor) under LIMIT seconds, into
 # $W/full-DTYPE (partial results survive the limit), its log $OUT/sweep-DTYPE.log; the case
 # count and tools/targets.py's counts to $LOG, the table packed into $OUT/sweeps-DTYPE.tar.gz.
+# Where the limit left a CSV without its plot (run UU: it struck while the plot was drawn, after
+# the last case), benchmarks/report.py draws it from the CSV (~4 s), so the table always
+# travels with its plot.
 full_table() {
-  local dt=$1
+  local dt=$1 d=$W/full-$1
   log "full sweep, $dt, every op and peer, 3 rounds in shuffled order, --monitor"
   timeout "$2" python3 benchmarks/sweep.py --dtypes "$dt" --rounds 3 --order shuffle --monitor \
-    --out "$W/full-$dt" > "$OUT/sweep-$dt.log" 2>&1
+    --out "$d" > "$OUT/sweep-$dt.log" 2>&1
   echo "rc $? ($(grep -c '^\[' "$OUT/sweep-$dt.log") cases)" | tee -a "$LOG"
-  python3 tools/targets.py "$W/full-$dt/sweep.csv" | tee -a "$LOG"
+  if [[ -f $d/sweep.csv ]] && ! compgen -G "$d/*.png" > /dev/null; then
+    python3 benchmarks/report.py "$d/sweep.csv" --out "$d" > /dev/null \
+      && log "the plot drawn from the CSV (the limit cut the sweep's own)"
+  fi
+  python3 tools/targets.py "$d/sweep.csv" | tee -a "$LOG"
   tar -C "$W" -czf "$OUT/sweeps-$dt.tar.gz" "full-$dt"
 }
 
