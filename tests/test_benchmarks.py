@@ -79,6 +79,69 @@ def test_sweep_time_impls(monkeypatch, capsys):
     assert "# adaln 2x8x256 bf16 liger failed: RuntimeError: no kernel image" in err
 
 
+def test_label_effect_parts(monkeypatch):
+    """tools/experiments/label_effect.py times the same RMSNorm work in its four parts: the
+    sweep's own orders per label (twice), random orders of one build, builds after pads, both
+    shapes in the table's order; every timing names the one before it; the report has every
+    part and ours against each peer round by round."""
+    sys.path.insert(0, str(ROOT / "tools" / "experiments"))
+    import label_effect
+    import sweep
+
+    monkeypatch.setattr(sweep, "DEVICE", "cpu")
+    monkeypatch.setattr(sweep, "compiled", lambda name, fn: fn)
+    outs = []
+
+    def fake_bench(fn, graph=True):
+        outs.append(fn())
+        return float(len(outs))
+
+    exp = label_effect.Experiment(load_kernel("cpu"), None, "bf16", None, fake_bench)
+    shapes = [(1, 64, 256), (4, 16, 256)]
+    label_effect.run(exp, shapes, list(label_effect.PARTS), trials=3, sweep_rounds=3, seed=1,
+                     progress=lambda m: None)
+    rows = exp.rows
+    names = ["ltx", "eager", "F.rms_norm", "compile"]
+    assert len(outs) == len(rows) and all(o.shape == torch.Size(s) for o, s in
+                                          zip(outs, [tuple(map(int, r["shape"].split("x")))
+                                                     for r in rows]))
+    for shape in ("1x64x256", "4x16x256"):
+        for rep in (0, 1):
+            got = [r["impl"] for r in rows
+                   if r["part"] == "replay" and r["shape"] == shape and r["trial"] == rep]
+            want = [n for r in range(3)
+                    for n in sweep.round_order(names, f"rms_norm {shape} bf16", r, "shuffle")]
+            assert got == want
+    assert rows[0]["before"] == "-"
+    assert all(b["before"] == a["impl"] for a, b in zip(rows, rows[1:]))
+    orders = [r for r in rows if r["part"] == "orders"]
+    assert len(orders) == 3 * 4 and {r["shape"] for r in orders} == {"1x64x256"}
+    assert len({r["round"] for r in orders}) == 3
+    allocs = [r for r in rows if r["part"] == "allocs"]
+    assert [r["impl"] for r in allocs] == names * 3
+    assert all(r["pad_mib"] % 2 == 0 and 0 <= r["pad_mib"] <= 62 for r in allocs)
+    labels = [r for r in rows if r["part"] == "labels"]
+    assert [r["shape"] for r in labels[::4]] == ["1x64x256", "4x16x256"] * 2
+    md = label_effect.summarize(rows, names, 3)
+    for section in ("## replay", "## orders", "## allocs", "## labels", "## every timing",
+                    "Ours against each peer"):
+        assert section in md
+    # the ratio is taken within a round: ltx 10 / eager 20 and ltx 10 / eager 30
+    two = [dict(part="labels", round=1, trial=0, shape="1x64x256", pad_mib=0, position=0,
+                before="-", impl="ltx", us=10.0, out_ptr=""),
+           dict(part="labels", round=1, trial=0, shape="1x64x256", pad_mib=0, position=1,
+                before="ltx", impl="eager", us=20.0, out_ptr=""),
+           dict(part="labels", round=2, trial=0, shape="4x16x256", pad_mib=0, position=0,
+                before="eager", impl="ltx", us=10.0, out_ptr=""),
+           dict(part="labels", round=2, trial=0, shape="4x16x256", pad_mib=0, position=1,
+                before="ltx", impl="eager", us=30.0, out_ptr="")]
+    assert "| eager | 2.50 | 2.00 | 3.00 | 2 |" in label_effect.summarize(two, ["ltx", "eager"], 1)
+    # shapes that are not the same work are refused before anything runs
+    with pytest.raises(SystemExit) as e:
+        label_effect.main(["--device", "cpu", "--shapes", "1x64x256,1x64x128"])
+    assert e.value.code == 2
+
+
 def test_sweep_fused_table(tmp_path):
     """The markdown lists each fused op against its unfused sequence, with the target."""
     import sweep
