@@ -503,7 +503,14 @@ template <typename T, typename W, typename O, int NV>
 constexpr int kTwoPassBlocksPerSm =
     NV > 2 ? 2 : (sizeof(W) > sizeof(T) || sizeof(O) > sizeof(T)) ? 3 : 4;
 
-template <typename T, typename W, typename O, int NV, bool HAS_W>
+// The two-pass kernel. HINTS (LTX_RMS_TWO_PASS_HINTS=1, two vectors a thread only; off by
+// default): the cache priorities of inductor's kernel for this layout (load_vec_evict: L1 and
+// L2 evict-last on the first read of the row and on the weight, evict-first on the second
+// read). Run WW read that kernel's SASS offline (tools/experiments/inductor_rms_norm_sass.py):
+// the configuration with the 32 registers Nsight Compute saw is one row a block of 512
+// threads, two 16-byte loads of x a thread a pass, as here; change 99's hints were the L2
+// policies alone, measured level on the H100 only. Change 101, not yet run on a GPU.
+template <typename T, typename W, typename O, int NV, bool HAS_W, bool HINTS = false>
 __global__ void __launch_bounds__(kTwoPassMaxThreads, (kTwoPassBlocksPerSm<T, W, O, NV>))
     rms_norm_two_pass_kernel(const RmsNormDenseParams<T, W, O> p) {
   constexpr int VEC = kVec16<T>;
@@ -514,7 +521,14 @@ __global__ void __launch_bounds__(kTwoPassMaxThreads, (kTwoPassBlocksPerSm<T, W,
   {
     Vec<T, VEC> xv[NV];
 #pragma unroll
-    for (int i = 0; i < NV; ++i) xv[i] = load_vec_issued(x + (threadIdx.x + i * blockDim.x) * VEC);
+    for (int i = 0; i < NV; ++i) {
+      const T* xi = x + (threadIdx.x + i * blockDim.x) * VEC;
+      if constexpr (HINTS) {
+        xv[i] = load_vec_evict<true>(xi);
+      } else {
+        xv[i] = load_vec_issued(xi);
+      }
+    }
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
       float v[VEC];
@@ -530,8 +544,17 @@ __global__ void __launch_bounds__(kTwoPassMaxThreads, (kTwoPassBlocksPerSm<T, W,
 #pragma unroll
   for (int i = 0; i < NV; ++i) {
     const uint32_t idx = threadIdx.x + i * blockDim.x;
-    xv[i] = load_vec_issued(x + idx * VEC);
-    if constexpr (HAS_W) wv[i] = load_vec<W, VEC>(p.weight + idx * VEC);
+    if constexpr (HINTS) {
+      xv[i] = load_vec_evict<false>(x + idx * VEC);
+      if constexpr (HAS_W && sizeof(W) == sizeof(T)) {
+        wv[i] = load_vec_evict<true>(p.weight + idx * VEC);
+      } else if constexpr (HAS_W) {
+        wv[i] = load_vec<W, VEC>(p.weight + idx * VEC);
+      }
+    } else {
+      xv[i] = load_vec_issued(x + idx * VEC);
+      if constexpr (HAS_W) wv[i] = load_vec<W, VEC>(p.weight + idx * VEC);
+    }
   }
 #pragma unroll
   for (int i = 0; i < NV; ++i) {
@@ -549,7 +572,8 @@ __global__ void __launch_bounds__(kTwoPassMaxThreads, (kTwoPassBlocksPerSm<T, W,
 // LTX_RMS_TWO_PASS_MAX_VEC [1024, at most 2048] and LTX_RMS_TWO_PASS_MIN_VEC [1024]: rows of
 // that many 16-byte vectors (D = 8192 in 16 bits, where it was measured), _MIN_MB [64] and
 // _MAX_MB [0: no limit]: x at least / at most that many MiB, LTX_RMS_TWO_PASS_THREADS [512, at
-// most 512: a block's threads; the row must be 1, 2 or 4 times that many vectors].
+// most 512: a block's threads; the row must be 1, 2 or 4 times that many vectors],
+// LTX_RMS_TWO_PASS_HINTS [0; 1: inductor's cache priorities where a thread has two vectors].
 template <bool ADD, typename T, typename W, typename O>
 bool launch_rms_norm_two_pass(const RmsNormParams<T, W, O>& p, bool one_wave,
                               cudaStream_t stream) {
@@ -559,6 +583,7 @@ bool launch_rms_norm_two_pass(const RmsNormParams<T, W, O>& p, bool one_wave,
   static const int min_mb = env_int("LTX_RMS_TWO_PASS_MIN_MB", 64);
   static const int threads =
       std::clamp(env_int("LTX_RMS_TWO_PASS_THREADS", 512), 32, kTwoPassMaxThreads) / 32 * 32;
+  static const bool hints = env_int("LTX_RMS_TWO_PASS_HINTS", 0) > 0;
   constexpr int V = kVec16<T>;
   const int nvec = p.D / V;
   const int64_t x_bytes = p.rows * p.D * static_cast<int64_t>(sizeof(T));
@@ -571,18 +596,19 @@ bool launch_rms_norm_two_pass(const RmsNormParams<T, W, O>& p, bool one_wave,
   if (nv != 1 && nv != 2 && nv != 4) return false;
   RmsNormDenseParams<T, W, O> d;
   if (!dense_params<ADD>(p, nvec, d)) return false;
-  auto go = [&](auto nv_c) {
+  auto go = [&](auto nv_c, auto hints_c) {
     dispatch_bool(p.weight != nullptr, [&](auto has_w_c) {
-      rms_norm_two_pass_kernel<T, W, O, decltype(nv_c)::value, decltype(has_w_c)::value>
+      rms_norm_two_pass_kernel<T, W, O, decltype(nv_c)::value, decltype(has_w_c)::value,
+                               decltype(hints_c)::value>
           <<<static_cast<unsigned>(p.rows), threads, 0, stream>>>(d);
     });
   };
   if (nv == 1) {
-    go(IntC<1>{});
+    go(IntC<1>{}, std::false_type{});
   } else if (nv == 2) {
-    go(IntC<2>{});
+    dispatch_bool(hints, [&](auto hints_c) { go(IntC<2>{}, hints_c); });
   } else {
-    go(IntC<4>{});
+    go(IntC<4>{}, std::false_type{});
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return true;

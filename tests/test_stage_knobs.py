@@ -80,10 +80,12 @@ SETTINGS = {
     # at any size of x (the defaults: 16-bit rows of 1024 vectors from 64 MiB of x, on sm_90):
     # 256-thread blocks (D = 2048, 4096 and 8192 in 16 bits, 2048 in fp32: one, two and four
     # vectors a thread) and 512-thread blocks (D = 8192 and 16384 in 16 bits, 2048-8192 in
-    # fp32); the other rows go the defaults' way.
+    # fp32); the other rows go the defaults' way. The 256-thread setting also takes inductor's
+    # cache priorities (LTX_RMS_TWO_PASS_HINTS: the rows of two vectors a thread, there D = 4096
+    # in 16 bits and 2048 in fp32), the 512-thread one the defaults' plain loads.
     "rms-two-pass-256": {"LTX_RMS_TWO_PASS": "1", "LTX_RMS_TWO_PASS_MIN_VEC": "1",
                          "LTX_RMS_TWO_PASS_MAX_VEC": "100000", "LTX_RMS_TWO_PASS_MIN_MB": "0",
-                         "LTX_RMS_TWO_PASS_THREADS": "256"},
+                         "LTX_RMS_TWO_PASS_THREADS": "256", "LTX_RMS_TWO_PASS_HINTS": "1"},
     "rms-two-pass-512": {"LTX_RMS_TWO_PASS": "1", "LTX_RMS_TWO_PASS_MIN_VEC": "1",
                          "LTX_RMS_TWO_PASS_MAX_VEC": "100000", "LTX_RMS_TWO_PASS_MIN_MB": "0"},
     # Every dense path off: on sm_90 the paths sm_75 / sm_80 take (register, staged and the

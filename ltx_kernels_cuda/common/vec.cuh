@@ -114,6 +114,38 @@ __device__ __forceinline__ Vec<T, 16 / sizeof(T)> load_vec_issued(const T* p) {
   return v;
 }
 
+// A 16-byte vector of T at p with the cache priorities torch.compile's kernels give their
+// two-pass reductions (Triton's `eviction_policy`; inductor's RMSNorm at D = 8192):
+// EVICT_LAST for the first read of a row and for the weight (`ld.global.L1::evict_last` under
+// an L2 evict-last policy: SASS `LDG.E.EL.128`), !EVICT_LAST for the row's second and last
+// read (`L1::evict_first`, L2 evict-first: `LDG.E.EF.128`). Like load_vec_issued, never dropped
+// or merged with another load of p. sm_80+ (the L2 policy); a plain load below.
+template <bool EVICT_LAST, typename T>
+__device__ __forceinline__ Vec<T, 16 / sizeof(T)> load_vec_evict(const T* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint32_t w[4];
+  uint64_t policy;
+  if constexpr (EVICT_LAST) {
+    asm volatile(
+        "createpolicy.fractional.L2::evict_last.b64 %4, 1.0;\n\t"
+        "ld.global.L1::evict_last.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%5], %4;"
+        : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]), "=&l"(policy)
+        : "l"(p));
+  } else {
+    asm volatile(
+        "createpolicy.fractional.L2::evict_first.b64 %4, 1.0;\n\t"
+        "ld.global.L1::evict_first.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%5], %4;"
+        : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]), "=&l"(policy)
+        : "l"(p));
+  }
+  Vec<T, 16 / sizeof(T)> v;
+  memcpy(&v, w, 16);
+  return v;
+#else
+  return load_vec_issued(p);
+#endif
+}
+
 template <typename T, int N>
 __device__ __forceinline__ void to_floats(const Vec<T, N>& v, float (&f)[N]) {
 #pragma unroll
