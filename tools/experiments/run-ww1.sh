@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs VV-WW, device call 1 (written in run VV, 2026-12-08, as run-vv1.sh; no machine came in
 # either session). Any card, an H200 wanted. On an H200: issue 5 on the current source
-# (run-rr1.sh on SS0, every configuration in one process, then LLaMA-8B and memcheck: fused
+# (run-rr1.sh on WW0, every configuration in one process, then LLaMA-8B and memcheck: fused
 # projections have never run on an H200). On another card (an H100):
 # 1. tools/experiments/label_effect.py (~1-2 min): the same RMSNorm work under its two labels,
 #    4x1024x2048 and 1x4096x2048, where the H100's peers swap times (runs NN, UU: Liger 17.7 /
@@ -14,17 +14,17 @@
 #    one vector a thread (rows 256 wide: Liger's layout, 8 warps a row) in blocks of 256 and
 #    512, at both labels of the work;
 # 3. Nsight Compute's stall reasons of ours and Liger at 1x4096x2048 and 4x1024x2048.
-# Carry `.site/site-h.tar.xz`, `.prebuilt/SS0.tar.xz` (SS0: HEAD's kernels, sm_90).
+# Carry `.site/site-h.tar.xz`, `.prebuilt/WW0.tar.xz` (WW0: run WW's kernels, sm_90).
 # CALL_BUDGET (default 540) bounds it. Files: $OUT/rr1.log or $OUT/ww1.log, and packed files.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu_prebuilt.sh
 if on_h200; then
-  RR1_PREBUILT=SS0 CALL_BUDGET=${CALL_BUDGET:-540} exec bash tools/experiments/run-rr1.sh
+  RR1_PREBUILT=WW0 CALL_BUDGET=${CALL_BUDGET:-540} exec bash tools/experiments/run-rr1.sh
 fi
 source tools/gpu_env.sh
 experiment_start ww1
-use_prebuilt SS0 | tee -a "$LOG"
+use_prebuilt WW0 | tee -a "$LOG"
 if fits 200; then
   log "label_effect: rms_norm 4096 rows of 2048 under both labels (every implementation, bf16)"
   timeout 180 python3 tools/experiments/label_effect.py --out "$W/label" 2>&1 | tail -80 \
