@@ -79,7 +79,7 @@ def test_sweep_time_impls(monkeypatch, capsys):
     assert "# adaln 2x8x256 bf16 liger failed: RuntimeError: no kernel image" in err
 
 
-def test_label_effect_parts(monkeypatch):
+def test_label_effect_parts(monkeypatch, capsys):
     """tools/experiments/label_effect.py times the same RMSNorm work in its four parts: the
     sweep's own orders per label (twice), random orders of one build, builds after pads, both
     shapes in the table's order; every timing names the one before it; the report has every
@@ -122,7 +122,7 @@ def test_label_effect_parts(monkeypatch):
     assert all(r["pad_mib"] % 2 == 0 and 0 <= r["pad_mib"] <= 62 for r in allocs)
     labels = [r for r in rows if r["part"] == "labels"]
     assert [r["shape"] for r in labels[::4]] == ["1x64x256", "4x16x256"] * 2
-    md = label_effect.summarize(rows, names, 3)
+    md = label_effect.summarize(rows, names)
     for section in ("## replay", "## orders", "## allocs", "## labels", "## every timing",
                     "Ours against each peer"):
         assert section in md
@@ -135,7 +135,21 @@ def test_label_effect_parts(monkeypatch):
                 before="eager", impl="ltx", us=10.0, out_ptr=""),
            dict(part="labels", round=2, trial=0, shape="4x16x256", pad_mib=0, position=1,
                 before="ltx", impl="eager", us=30.0, out_ptr="")]
-    assert "| eager | 2.50 | 2.00 | 3.00 | 2 |" in label_effect.summarize(two, ["ltx", "eager"], 1)
+    assert "| eager | 2.50 | 2.00 | 3.00 | 2 |" in label_effect.summarize(two, ["ltx", "eager"])
+    # an implementation that fails is named and left out; the others are timed
+    def failing_bench(fn, graph=True):
+        out = fn()
+        if out.dtype == torch.bfloat16 and len(outs) % 2:
+            outs.append(out)
+            raise RuntimeError("no kernel image")
+        outs.append(out)
+        return 1.0
+
+    exp = label_effect.Experiment(load_kernel("cpu"), None, "bf16", None, failing_bench)
+    label_effect.run(exp, shapes[:1], ["labels"], trials=1, sweep_rounds=1, seed=0,
+                     progress=lambda m: None)
+    assert 0 < len(exp.rows) < 2 * 4
+    assert "failed: RuntimeError: no kernel image" in capsys.readouterr().err
     # shapes that are not the same work are refused before anything runs
     with pytest.raises(SystemExit) as e:
         label_effect.main(["--device", "cpu", "--shapes", "1x64x256,1x64x128"])

@@ -111,7 +111,12 @@ class Experiment:
                 ptrs.append(out.data_ptr())  # the last call is the graph's captured one
                 return out
 
-            us = self.bench(call, graph=True)
+            try:
+                us = self.bench(call, graph=True)
+            except Exception as e:  # one implementation failing leaves the others' timings
+                print(f"# {part} {case.shape} {name} failed: {type(e).__name__}: {e}",
+                      file=sys.stderr)
+                continue
             self.rows.append(dict(part=part, round=self.rounds, trial=trial, shape=case.shape,
                                   pad_mib=pad_mib,
                                   position=pos, before=self.last, impl=name, us=us,
@@ -170,7 +175,7 @@ def table(head: list[str], rows: list[list[str]]) -> list[str]:
             + ["| " + " | ".join(r) + " |" for r in rows])
 
 
-def summarize(rows: list[dict], impls: list[str], sweep_rounds: int) -> str:
+def summarize(rows: list[dict], impls: list[str]) -> str:
     """The markdown report of `rows` (Experiment.rows)."""
     out: list[str] = []
     by = lambda **kw: [r for r in rows if all(r[k] == v for k, v in kw.items())]  # noqa: E731
@@ -286,6 +291,9 @@ def main(argv=None) -> int:
     t0 = time.time()
     run(exp, shapes, parts, args.trials, args.rounds, args.seed,
         progress=lambda m: print(f"[{time.time() - t0:5.1f} s] {m}", flush=True))
+    if not exp.rows:
+        print("every implementation failed: nothing timed", file=sys.stderr)
+        return 1
     args.out.mkdir(parents=True, exist_ok=True)
     with open(args.out / "label_effect.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(exp.rows[0]))
@@ -296,7 +304,7 @@ def main(argv=None) -> int:
                                                           if n not in sweep.IMPL_ORDER]
     report = (f"# Label effect: rms_norm {args.dtype}, {args.shapes} on {gpu}, torch "
               f"{torch.__version__}, flush {args.flush}, seed {args.seed}\n\n"
-              + summarize(exp.rows, names, args.rounds))
+              + summarize(exp.rows, names))
     (args.out / "label_effect.md").write_text(report)
     print(report)
     return 0
