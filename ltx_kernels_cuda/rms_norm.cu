@@ -503,6 +503,18 @@ template <typename T, typename W, typename O, int NV>
 constexpr int kTwoPassBlocksPerSm =
     NV > 2 ? 2 : (sizeof(W) > sizeof(T) || sizeof(O) > sizeof(T)) ? 3 : 4;
 
+// A 16-byte vector of the two-pass kernel's row: with HINTS under inductor's cache priorities
+// (load_vec_evict: EVICT_LAST for the first read, not for the second), else a plain load the
+// compiler keeps (load_vec_issued).
+template <bool HINTS, bool EVICT_LAST, typename T>
+__device__ __forceinline__ Vec<T, kVec16<T>> two_pass_load(const T* p) {
+  if constexpr (HINTS) {
+    return load_vec_evict<EVICT_LAST>(p);
+  } else {
+    return load_vec_issued(p);
+  }
+}
+
 // The two-pass kernel. HINTS (LTX_RMS_TWO_PASS_HINTS=1, two vectors a thread only; off by
 // default): the cache priorities of inductor's kernel for this layout (load_vec_evict: L1 and
 // L2 evict-last on the first read of the row and on the weight, evict-first on the second
@@ -522,12 +534,7 @@ __global__ void __launch_bounds__(kTwoPassMaxThreads, (kTwoPassBlocksPerSm<T, W,
     Vec<T, VEC> xv[NV];
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
-      const T* xi = x + (threadIdx.x + i * blockDim.x) * VEC;
-      if constexpr (HINTS) {
-        xv[i] = load_vec_evict<true>(xi);
-      } else {
-        xv[i] = load_vec_issued(xi);
-      }
+      xv[i] = two_pass_load<HINTS, true>(x + (threadIdx.x + i * blockDim.x) * VEC);
     }
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
@@ -544,16 +551,11 @@ __global__ void __launch_bounds__(kTwoPassMaxThreads, (kTwoPassBlocksPerSm<T, W,
 #pragma unroll
   for (int i = 0; i < NV; ++i) {
     const uint32_t idx = threadIdx.x + i * blockDim.x;
-    if constexpr (HINTS) {
-      xv[i] = load_vec_evict<false>(x + idx * VEC);
-      if constexpr (HAS_W && sizeof(W) == sizeof(T)) {
-        wv[i] = load_vec_evict<true>(p.weight + idx * VEC);
-      } else if constexpr (HAS_W) {
-        wv[i] = load_vec<W, VEC>(p.weight + idx * VEC);
-      }
-    } else {
-      xv[i] = load_vec_issued(x + idx * VEC);
-      if constexpr (HAS_W) wv[i] = load_vec<W, VEC>(p.weight + idx * VEC);
+    xv[i] = two_pass_load<HINTS, false>(x + idx * VEC);
+    if constexpr (HAS_W && HINTS && sizeof(W) == sizeof(T)) {
+      wv[i] = load_vec_evict<true>(p.weight + idx * VEC);
+    } else if constexpr (HAS_W) {
+      wv[i] = load_vec<W, VEC>(p.weight + idx * VEC);
     }
   }
 #pragma unroll

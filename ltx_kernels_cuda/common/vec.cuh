@@ -69,6 +69,15 @@ __device__ __forceinline__ uint64_t l2_evict_first_policy() {
   return policy;
 }
 
+// The L2 evict-last policy: lines a kernel reads again soon (load_vec_evict<true>).
+__device__ __forceinline__ uint64_t l2_evict_last_policy() {
+  uint64_t policy = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+#endif
+  return policy;
+}
+
 // N values of T at p, a global-memory address, read once by this kernel (LTX_LOAD_ONCE).
 template <typename T, int N>
 __device__ __forceinline__ Vec<T, N> load_vec_once(const T* p) {
@@ -124,19 +133,14 @@ template <bool EVICT_LAST, typename T>
 __device__ __forceinline__ Vec<T, 16 / sizeof(T)> load_vec_evict(const T* p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   uint32_t w[4];
-  uint64_t policy;
   if constexpr (EVICT_LAST) {
-    asm volatile(
-        "createpolicy.fractional.L2::evict_last.b64 %4, 1.0;\n\t"
-        "ld.global.L1::evict_last.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%5], %4;"
-        : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]), "=&l"(policy)
-        : "l"(p));
+    asm volatile("ld.global.L1::evict_last.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                 : "l"(p), "l"(l2_evict_last_policy()));
   } else {
-    asm volatile(
-        "createpolicy.fractional.L2::evict_first.b64 %4, 1.0;\n\t"
-        "ld.global.L1::evict_first.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%5], %4;"
-        : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]), "=&l"(policy)
-        : "l"(p));
+    asm volatile("ld.global.L1::evict_first.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                 : "l"(p), "l"(l2_evict_first_policy()));
   }
   Vec<T, 16 / sizeof(T)> v;
   memcpy(&v, w, 16);
