@@ -29,6 +29,8 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+from resources import cuobjdump, parse_resource_usage  # noqa: E402
 LOG = ROOT / "benchmarks/results/h200/run-cc/call1/inductor.log"
 PREFIX = re.compile(r"^V\d+ [\d:.]+ \d+ \S+\] \[[^\]]*\] \[__output_code\] ?")
 
@@ -128,7 +130,7 @@ def main() -> int:
     sig = dict(triton_meta["signature"])
     names = list(sig)
     attrs = {(int(i[0]),): v for i, v in triton_meta["configs"][0].items()}
-    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    tool = cuobjdump()
     for cfg in configs:
         consts = dict(cfg.kwargs)
         tag = "_".join(f"{n}{v}" for n, v in consts.items()) + f"_w{cfg.num_warps}"
@@ -139,16 +141,14 @@ def main() -> int:
         cubin = args.out / f"{tag}.cubin"
         cubin.write_bytes(kk.asm["cubin"])
         (args.out / f"{tag}.ptx").write_text(kk.asm["ptx"])
-        sass = subprocess.run([str(tool), "-sass", str(cubin)], capture_output=True,
+        sass = subprocess.run([tool, "-sass", str(cubin)], capture_output=True,
                               text=True, check=True).stdout
         (args.out / f"{tag}.sass").write_text(sass)
-        res = subprocess.run([str(tool), "--dump-resource-usage", str(cubin)],
+        res = subprocess.run([tool, "--dump-resource-usage", str(cubin)],
                              capture_output=True, text=True, check=True).stdout
-        regs = re.search(r"REG:(\d+)", res)
-        stack = re.search(r"STACK:(\d+)", res)
+        (_, (regs, stack, _, _)), = parse_resource_usage(res)
         mix = sass_mix(sass)
-        print(f"{tag}: {cfg.num_warps * 32} threads, {regs.group(1) if regs else '?'} registers,"
-              f" stack {stack.group(1) if stack else '?'}; SASS "
+        print(f"{tag}: {cfg.num_warps * 32} threads, {regs} registers, stack {stack}; SASS "
               + ", ".join(f"{op} {n}" for op, n in sorted(mix.items())))
     return 0
 

@@ -25,6 +25,7 @@ if fits 120; then
     knob_ab rms_norm "$W/hints" def= hints=LTX_RMS_TWO_PASS_HINTS=1 2>&1 | tee -a "$LOG"
   tar -C "$W" -czf "$OUT/hints.tar.gz" hints 2>/dev/null
 fi
-full_table bf16 "$(( $(time_left) < 320 ? $(time_left) : 320 ))"
+left=$(time_left)
+full_table bf16 "$(( left < 320 ? left : 320 ))"
 fits 130 && knob_tests knobs-two-pass "$(( $(time_left) - 10 ))" rms-two-pass-256
 experiment_end
